@@ -1,0 +1,27 @@
+# `make plan`: set everything up, then plan the dev stack offline.
+# `make test`: set everything up, then lint, type-check and run the tests.
+PYTHON ?= python3
+VENV ?= venv
+BIN := $(VENV)/bin
+
+.PHONY: setup plan test lint clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -e .
+	touch $@
+
+plan: setup
+	$(BIN)/aiperf-kueue plan dev
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,88 @@
+"""Shared pieces of the config models: the base class and constrained strings."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from aiperf_kueue import quantity
+
+PROJECT = "aiperf-kueue"
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+class Model(BaseModel):
+    """Base of every config model: immutable, camelCase keys, unknown keys rejected."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+        validate_default=False,
+    )
+
+
+def dns_label(value: str) -> str:
+    """A DNS-1123 label: what Kueue object names must be to serve as label values."""
+    if len(value) > 63:
+        raise ValueError(f"must be at most 63 characters, got {len(value)} ({value!r})")
+    if not _DNS_LABEL.match(value):
+        raise ValueError(
+            f"must be a DNS-1123 label (lower-case letters, digits and '-', starting and "
+            f"ending with a letter or digit), got {value!r}"
+        )
+    return value
+
+
+def qualified_name(value: str) -> str:
+    """A Kubernetes qualified name (label key, resource name): ``[prefix/]name``."""
+    prefix, _, name = value.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        raise ValueError(f"prefix must be a DNS subdomain, got {value!r}")
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+        raise ValueError(
+            f"must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), got {value!r}"
+        )
+    return value
+
+
+def label_value(value: str) -> str:
+    """A Kubernetes label value: at most 63 characters of ``[A-Za-z0-9-_.]``."""
+    if len(value) > 63 or not _LABEL_VALUE.match(value):
+        raise ValueError(f"must be a label value (at most 63 characters of [A-Za-z0-9-_.]), got {value!r}")
+    return value
+
+
+def _quantity_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"must be a Kubernetes quantity, got {value!r}")
+    if isinstance(value, (int, float)):
+        value = str(value)
+    if not isinstance(value, str):
+        raise ValueError(f"must be a Kubernetes quantity, got {value!r}")
+    quantity.parse(value)
+    return value
+
+
+def _non_negative(value: str) -> str:
+    if quantity.parse(value) < 0:
+        raise ValueError(f"must be >= 0, got {value!r}")
+    return value
+
+
+DnsLabel = Annotated[str, AfterValidator(dns_label)]
+QualifiedName = Annotated[str, AfterValidator(qualified_name)]
+LabelValue = Annotated[str, AfterValidator(label_value)]
+#: A Kubernetes quantity (``"16"``, ``"1500m"``, ``"64Gi"``), never negative.
+Quantity = Annotated[str, BeforeValidator(_quantity_text), AfterValidator(_non_negative)]
+#: Per pool, per resource quantities: ``{pool: {resource: quantity}}``.
+PoolQuantities = dict[str, dict[str, Quantity]]

@@ -1,0 +1,121 @@
+"""``aiperf-kueue:inventory``: the node pools whose capacity the quotas hand out."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from aiperf_kueue.config.base import (
+    DnsLabel,
+    LabelValue,
+    Model,
+    QualifiedName,
+    Quantity,
+)
+
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Toleration(Model):
+    """A toleration Kueue adds to pods admitted on this pool (Kubernetes shape)."""
+
+    key: QualifiedName | None = None
+    """Taint key to tolerate; omitted means every key (then ``operator`` must be Exists)."""
+
+    operator: Literal["Equal", "Exists"] = "Equal"
+    """``Equal`` (default) matches ``value``; ``Exists`` matches any value."""
+
+    value: LabelValue | None = None
+    """Taint value for ``Equal``; must be omitted for ``Exists``."""
+
+    effect: Effect | None = None
+    """Effect to tolerate; omitted means every effect."""
+
+    toleration_seconds: int | None = None
+    """Seconds a NoExecute taint is tolerated; only with ``effect: NoExecute``."""
+
+    @model_validator(mode="after")
+    def _kueue_rules(self) -> Toleration:
+        # The same rules as the ResourceFlavor CRD's CEL validations.
+        if self.key is None and self.operator != "Exists":
+            raise ValueError("a toleration without key must use operator Exists")
+        if self.operator == "Exists" and self.value:
+            raise ValueError("a toleration with operator Exists must not have a value")
+        if self.toleration_seconds is not None and self.effect != "NoExecute":
+            raise ValueError("tolerationSeconds needs effect NoExecute")
+        return self
+
+
+class Taint(Model):
+    """A taint the pool's nodes carry; Kueue checks that admitted pods tolerate it."""
+
+    key: QualifiedName
+    """Taint key (required)."""
+
+    value: LabelValue | None = None
+    """Taint value (optional)."""
+
+    effect: Effect
+    """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute`` (required)."""
+
+
+class Pool(Model):
+    """One homogeneous node pool; becomes one ResourceFlavor of the same name."""
+
+    name: DnsLabel
+    """ResourceFlavor name (DNS-1123 label). Required: every ClusterQueue refers to it."""
+
+    nodes: int = Field(ge=1)
+    """Number of nodes in the pool (required, >= 1). For autoscaled pools, the maximum."""
+
+    cpu: Quantity
+    """Allocatable CPU per node, a quantity (``"31"``, ``"31500m"``); required.
+    Use the node's *allocatable*, not its capacity, or admitted pods stay Pending."""
+
+    memory: Quantity
+    """Allocatable memory per node, a quantity (``"120Gi"``); required."""
+
+    gpus: int = Field(default=0, ge=0)
+    """GPUs per node (default 0, a CPU-only pool). Headroom never applies to GPUs."""
+
+    gpu_resource: QualifiedName = "nvidia.com/gpu"
+    """Extended resource name the GPUs are requested by (default ``nvidia.com/gpu``)."""
+
+    extra_resources: dict[QualifiedName, Quantity] = Field(default_factory=dict)
+    """Per-node allocatable of the extra covered resources (``queues.coveredResources``),
+    e.g. ``{ephemeral-storage: 400Gi, pods: 110}`` (default none: quota 0)."""
+
+    node_labels: dict[QualifiedName, LabelValue] = Field(default_factory=dict, max_length=8)
+    """Labels that select exactly this pool's nodes (at most 8; default none = every node).
+    Kueue adds them to the nodeSelector of pods admitted on this flavor."""
+
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
+    """Tolerations Kueue adds to pods admitted on this flavor (at most 8; default none)."""
+
+    node_taints: list[Taint] = Field(default_factory=list, max_length=8)
+    """Taints of the pool's nodes that admitted pods must tolerate (at most 8; default none)."""
+
+    @field_validator("node_taints")
+    @classmethod
+    def _unique_taints(cls, taints: list[Taint]) -> list[Taint]:
+        seen: set[tuple[str, str]] = set()
+        for taint in taints:
+            if (taint.key, taint.effect) in seen:
+                raise ValueError(f"taints must be unique by key and effect pair, {taint.key}:{taint.effect} repeats")
+            seen.add((taint.key, taint.effect))
+        return taints
+
+
+class Inventory(Model):
+    """What the cluster has: the pools and how much of each node to keep free."""
+
+    headroom: Decimal = Field(default=Decimal(0), ge=0, lt=100)
+    """Percent of each node's CPU and memory kept out of every quota (default 0, max < 100),
+    for daemonsets and system pods the allocatable figure does not already exclude.
+    Never applied to GPUs."""
+
+    pools: list[Pool] = Field(min_length=1)
+    """Node pools, in the order ClusterQueues list their flavors (required, at least one).
+    Kueue tries flavors in this order: list CPU-only pools first."""

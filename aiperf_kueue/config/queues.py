@@ -1,0 +1,178 @@
+"""``aiperf-kueue:queues``: ClusterQueues, their shares and their namespaces."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from aiperf_kueue.config.base import (
+    DnsLabel,
+    LabelValue,
+    Model,
+    PoolQuantities,
+    QualifiedName,
+    Quantity,
+)
+
+
+class BorrowWithinCohort(Model):
+    """Preemption while borrowing (Kueue ``borrowWithinCohort``)."""
+
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    """``Never`` (Kueue's default) or ``LowerPriority``; needs reclaimWithinCohort != Never."""
+
+    max_priority_threshold: int | None = None
+    """Only workloads at or below this priority may be preempted (optional)."""
+
+
+class Preemption(Model):
+    """Kueue ``spec.preemption``; every policy defaults to ``Never`` as in Kueue."""
+
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] | None = None
+    """Preempt lower-priority workloads of the same ClusterQueue (Kueue default Never)."""
+
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] | None = None
+    """Reclaim nominal quota from cohort members that borrowed it (Kueue default Never)."""
+
+    borrow_within_cohort: BorrowWithinCohort | None = None
+    """Preempt while borrowing (Kueue default ``{policy: Never}``)."""
+
+
+class FlavorFungibility(Model):
+    """Kueue ``spec.flavorFungibility``: when to try the next flavor. Written in v1beta2
+    terms; for Kueue < 0.15 ``MayStopSearch`` is written as ``Borrow`` / ``Preempt``."""
+
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = None
+    """Kueue default ``MayStopSearch``: stop at the first flavor that fits by borrowing."""
+
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] | None = None
+    """Kueue default ``TryNextFlavor``: move on when fitting needs preemption."""
+
+    preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
+    """Only when both are TryNextFlavor; Kueue >= 0.15."""
+
+
+class FairSharing(Model):
+    """Kueue ``spec.fairSharing``."""
+
+    weight: Quantity = "1"
+    """Share weight, a quantity (default 1). 0 means this queue always loses;
+    a positive weight must be larger than 1n."""
+
+
+class Namespace(Model):
+    """A benchmark namespace whose jobs this ClusterQueue admits."""
+
+    name: DnsLabel
+    """Namespace name (DNS-1123 label, required)."""
+
+    create: bool = True
+    """True (default): the program creates the namespace. False: it exists already and
+    only this program's labels are server-side-applied to it."""
+
+    local_queue: DnsLabel = "aiperf-queue"
+    """Name of the LocalQueue in this namespace (default ``aiperf-queue``); jobs name it in
+    the ``kueue.x-k8s.io/queue-name`` label, so it must be a DNS-1123 label."""
+
+    default_queue: bool = False
+    """Also create a LocalQueue named ``default``, Kueue's own default for jobs without a
+    queue label (default false; Kueue >= 0.17, alpha and off in 0.10)."""
+
+    labels: dict[QualifiedName, LabelValue] = Field(default_factory=dict)
+    """Extra labels on the namespace (default none)."""
+
+    retain_on_delete: bool = True
+    """Keep the namespace, and the results in it, when it leaves the stack (default true).
+    Only for ``create: true``."""
+
+
+class ClusterQueue(Model):
+    """One team's ClusterQueue: its share of every pool and its namespaces."""
+
+    name: DnsLabel
+    """ClusterQueue name (DNS-1123 label, required)."""
+
+    share: Decimal | dict[str, Decimal] | None = None
+    """Percent of each pool's total, one number for every pool (``25``) or a map
+    ``{pool: percent}`` (absent pools: 0). Per pool the shares may not exceed 100.
+    Exactly one of ``share`` and ``nominalQuota`` is required."""
+
+    nominal_quota: PoolQuantities | None = None
+    """Explicit quotas ``{pool: {resource: quantity}}`` instead of ``share``
+    (absent pools and resources: 0). Per pool they may not exceed the pool total."""
+
+    borrowing_limit: PoolQuantities | None = None
+    """Most this queue may borrow beyond its nominal quota, ``{pool: {resource: quantity}}``
+    (default: no limit). Needs ``queues.cohort``."""
+
+    lending_limit: PoolQuantities | None = None
+    """Most of its nominal quota others may borrow, ``{pool: {resource: quantity}}``
+    (default: all of it). Needs ``queues.cohort``; at most the nominal quota."""
+
+    preemption: Preemption | None = None
+    """Kueue ``preemption`` (default: Kueue's, never preempt)."""
+
+    queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] | None = None
+    """Kueue ``queueingStrategy`` (Kueue default BestEffortFIFO)."""
+
+    flavor_fungibility: FlavorFungibility | None = None
+    """Kueue ``flavorFungibility`` (default: Kueue's)."""
+
+    fair_sharing: FairSharing | None = None
+    """Kueue ``fairSharing`` weight (default: Kueue's, weight 1)."""
+
+    stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = None
+    """Kueue ``stopPolicy`` (default None). Set ``HoldAndDrain`` before removing a queue
+    that has admitted workloads."""
+
+    namespaces: list[Namespace] = Field(default_factory=list)
+    """Benchmark namespaces whose LocalQueues point here (default none)."""
+
+    @field_validator("share", mode="before")
+    @classmethod
+    def _share_shape(cls, value: Any) -> Any:
+        # One message per problem, not one per union member.
+        if value is None:
+            return value
+        if isinstance(value, bool):
+            raise ValueError(f"must be a percentage or a map of pool to percentage, got {value!r}")
+        if isinstance(value, (int, float, str)):
+            return _percent(value)
+        if isinstance(value, dict):
+            return {str(k): _percent(v, str(k)) for k, v in value.items()}
+        raise ValueError(f"must be a percentage or a map of pool to percentage, got {value!r}")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ClusterQueue:
+        if (self.share is None) == (self.nominal_quota is None):
+            raise ValueError("set exactly one of share and nominalQuota")
+        return self
+
+
+def _percent(value: Any, where: str | None = None) -> Decimal:
+    prefix = f"{where}: " if where else ""
+    try:
+        number = Decimal(str(value).removesuffix("%"))
+    except ArithmeticError:
+        raise ValueError(f"{prefix}must be a percentage from 0 to 100, got {value!r}") from None
+    if not number.is_finite() or number < 0 or number > 100:
+        raise ValueError(f"{prefix}must be a percentage from 0 to 100, got {value!r}")
+    return number
+
+
+class Queues(Model):
+    """The queue hierarchy: an optional cohort and its ClusterQueues."""
+
+    cohort: DnsLabel | None = None
+    """Cohort every ClusterQueue joins, so they borrow each other's unused quota
+    (default none: no borrowing). A Cohort object of that name is declared too."""
+
+    covered_resources: list[QualifiedName] = Field(default_factory=list)
+    """Resources covered besides cpu, memory and the pools' GPU resources, e.g.
+    ``[ephemeral-storage, pods]`` when a LimitRange makes pods request them (default none).
+    Their amounts come from each pool's ``extraResources``."""
+
+    cluster_queues: list[ClusterQueue] = Field(min_length=1)
+    """The ClusterQueues, usually one per team (required, at least one)."""

@@ -1,0 +1,31 @@
+"""The whole stack config: one model per ``aiperf-kueue:<key>``."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from aiperf_kueue.config.base import Model
+from aiperf_kueue.config.inventory import Inventory
+from aiperf_kueue.config.kueue import KueueConfig
+from aiperf_kueue.config.priorities import PriorityClass
+from aiperf_kueue.config.queues import Queues
+
+
+class StackConfig(Model):
+    """Every ``aiperf-kueue:*`` config key of one stack."""
+
+    kueue: KueueConfig = Field(default_factory=KueueConfig)
+    """``aiperf-kueue:kueue``: the Kueue release targeted (default: 0.19.2, apiVersion auto)."""
+
+    inventory: Inventory
+    """``aiperf-kueue:inventory``: node pools (required)."""
+
+    queues: Queues
+    """``aiperf-kueue:queues``: cohort and ClusterQueues (required)."""
+
+    priority_classes: list[PriorityClass] = Field(default_factory=list)
+    """``aiperf-kueue:priorityClasses``: WorkloadPriorityClasses (default none)."""
+
+
+#: The config keys, as written in stack files (without the ``aiperf-kueue:`` prefix).
+KEYS = tuple(field.alias or name for name, field in StackConfig.model_fields.items())

@@ -1,0 +1,126 @@
+"""Kueue releases this program targets, and each kind's apiVersion per release.
+
+Every Kueue apiVersion string in the program comes from here, next to the
+version rules that pick it (kueue NOTES §1): v1beta2 is served from 0.15 and is
+the storage version from 0.16; Cohort was v1alpha1 (``spec.parent``) up to 0.12.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+GROUP = "kueue.x-k8s.io"
+
+#: Versions the test-suite runs against; others in the range are supported by design.
+TESTED_VERSIONS = ("0.10.1", "0.19.2")
+#: Newest tested release: the default pin.
+DEFAULT_VERSION = "0.19.2"
+#: Inclusive lower and exclusive upper bound of supported releases.
+MIN_VERSION = (0, 10, 0)
+MAX_VERSION_EXCLUSIVE = (0, 20, 0)
+SUPPORTED_RANGE = ">=0.10.0, <0.20.0"
+
+ApiVersion = Literal["v1beta1", "v1beta2"]
+
+#: Labels and annotations Kueue reads.
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue-name"
+#: The LocalQueue name Kueue itself treats as a namespace's default (LocalQueueDefaulting).
+DEFAULT_LOCAL_QUEUE = "default"
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """``"0.19.2"`` or ``"v0.19.2"`` → ``(0, 19, 2)``; ``ValueError`` otherwise."""
+    parts = text.removeprefix("v").split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"not a Kueue release version (x.y.z): {text!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def is_supported(version: tuple[int, int, int]) -> bool:
+    """Whether this program knows the API rules of ``version``."""
+    return MIN_VERSION <= version < MAX_VERSION_EXCLUSIVE
+
+
+@dataclass(frozen=True)
+class KueueTarget:
+    """The API surface of one pinned Kueue release, in one chosen apiVersion."""
+
+    version: tuple[int, int, int]
+    api: ApiVersion
+
+    @classmethod
+    def resolve(cls, version: str, api_version: str) -> KueueTarget:
+        """Pick the apiVersion: ``auto`` is v1beta2 from 0.16 on, v1beta1 below."""
+        parsed = parse_version(version)
+        if api_version == "auto":
+            return cls(parsed, "v1beta2" if parsed >= (0, 16, 0) else "v1beta1")
+        if api_version not in ("v1beta1", "v1beta2"):
+            raise ValueError(f"unknown Kueue apiVersion {api_version!r}")
+        return cls(parsed, api_version)  # type: ignore[arg-type]
+
+    @property
+    def version_text(self) -> str:
+        """The release as ``x.y.z``."""
+        return ".".join(str(p) for p in self.version)
+
+    @property
+    def v1beta2_served(self) -> bool:
+        """v1beta2 is served from Kueue 0.15."""
+        return self.version >= (0, 15, 0)
+
+    # apiVersion per kind ---------------------------------------------------
+    @property
+    def resource_flavor(self) -> str:
+        """ApiVersion of ResourceFlavor."""
+        return f"{GROUP}/{self.api}"
+
+    @property
+    def cluster_queue(self) -> str:
+        """ApiVersion of ClusterQueue."""
+        return f"{GROUP}/{self.api}"
+
+    @property
+    def local_queue(self) -> str:
+        """ApiVersion of LocalQueue."""
+        return f"{GROUP}/{self.api}"
+
+    @property
+    def workload_priority_class(self) -> str:
+        """ApiVersion of WorkloadPriorityClass."""
+        return f"{GROUP}/{self.api}"
+
+    @property
+    def cohort(self) -> str:
+        """ApiVersion of Cohort: v1alpha1 up to 0.12, then the chosen version."""
+        if self.api == "v1beta1" and self.version < (0, 13, 0):
+            return f"{GROUP}/v1alpha1"
+        return f"{GROUP}/{self.api}"
+
+    # limits and field shapes ----------------------------------------------
+    @property
+    def max_per_group(self) -> int:
+        """Flavors, covered resources and resources per flavor in one group: 16 before 0.14, then 64."""
+        return 64 if self.version >= (0, 14, 0) else 16
+
+    @property
+    def cohort_field(self) -> str:
+        """The ClusterQueue field naming its cohort: ``cohortName`` in v1beta2."""
+        return "cohortName" if self.api == "v1beta2" else "cohort"
+
+    @property
+    def has_may_stop_search(self) -> bool:
+        """``MayStopSearch`` and ``preference`` exist from 0.15; older releases say Borrow/Preempt."""
+        return self.version >= (0, 15, 0)
+
+    @property
+    def default_local_queue_defaulting(self) -> bool:
+        """A LocalQueue named ``default`` defaults unlabelled jobs (GA, always on, from 0.17)."""
+        return self.version >= (0, 17, 0)
+
+    @property
+    def wpc_description_max(self) -> int | None:
+        """WorkloadPriorityClass ``description`` is capped at 2048 characters in v1beta2 only."""
+        return 2048 if self.api == "v1beta2" else None

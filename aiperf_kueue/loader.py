@@ -1,0 +1,190 @@
+"""Read stack config (from a stack file or the Pulumi engine) into ``StackConfig``.
+
+Both entry points, ``aiperf-kueue plan`` and ``__main__.py`` under ``pulumi up``,
+go through :func:`parse_config`, so they accept and reject exactly the same config.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from aiperf_kueue.config import KEYS, PROJECT, StackConfig
+from aiperf_kueue.errors import ConfigError, Problem, key_path
+
+#: What ``plan`` shows instead of a ``secure:`` value it cannot (and must not) decrypt.
+SECRET_PLACEHOLDER = "[secret]"
+
+
+def stack_file_for(stack: str, stacks_dir: Path) -> Path:
+    """A stack name (``prod``) or a path to a stack file → the stack file path."""
+    candidate = Path(stack)
+    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        return candidate
+    return stacks_dir / f"Pulumi.{stack}.yaml"
+
+
+def stack_name_of(path: Path) -> str:
+    """``stacks/Pulumi.prod.yaml`` → ``prod``."""
+    name = path.name
+    for suffix in (".yaml", ".yml"):
+        name = name.removesuffix(suffix)
+    return name.removeprefix("Pulumi.")
+
+
+def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
+    """The project's config values in a stack file, and the keys that hold secrets.
+
+    ``secure:`` values (whole keys or nested) become :data:`SECRET_PLACEHOLDER`.
+    """
+    source = str(path)
+    try:
+        document = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(source, [Problem("", f"cannot read stack file: {exc.strerror}")]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, [Problem("", f"not valid YAML: {exc}")]) from None
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ConfigError(source, [Problem("", "a stack file must be a mapping with a 'config' key")])
+    config = document.get("config") or {}
+    if not isinstance(config, dict):
+        raise ConfigError(source, [Problem("", "'config' must be a mapping of key to value")])
+    values: dict[str, Any] = {}
+    secret_keys: set[str] = set()
+    for full_key, value in config.items():
+        namespace, _, key = str(full_key).partition(":")
+        if namespace != PROJECT:
+            continue
+        redacted, had_secret = _redact(value)
+        values[key] = redacted
+        if had_secret:
+            secret_keys.add(key)
+    return values, secret_keys
+
+
+def _redact(value: Any) -> tuple[Any, bool]:
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER, True
+        pairs = {k: _redact(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(s for _, s in pairs.values())
+    if isinstance(value, list):
+        items = [_redact(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False
+
+
+def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Config as the Pulumi engine hands it over (``project:key`` → JSON text) → values."""
+    values: dict[str, Any] = {}
+    for full_key, value in raw.items():
+        namespace, _, key = full_key.partition(":")
+        if namespace != PROJECT:
+            continue
+        if isinstance(value, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(value)
+        values[key] = value
+    return values
+
+
+def parse_config(values: Mapping[str, Any], source: str) -> StackConfig:
+    """Validate config values (key without project prefix → value) into ``StackConfig``.
+
+    Raises :class:`ConfigError` with every problem found, each naming its key path.
+    """
+    problems = [
+        Problem(key, f"unknown config key; allowed keys: {', '.join(KEYS)}") for key in values if key not in KEYS
+    ]
+    known = {k: v for k, v in values.items() if k in KEYS}
+    try:
+        config = StackConfig.model_validate(known)
+    except ValidationError as exc:
+        problems += [_problem(err) for err in exc.errors()]
+        raise ConfigError(source, problems) from None
+    if problems:
+        raise ConfigError(source, problems)
+    return config
+
+
+def _problem(err: Any) -> Problem:
+    loc = tuple(err["loc"])
+    given = err.get("input")
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind == "missing":
+        message = "required, but not set"
+    elif kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        message = f"unknown key {loc[-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+    elif kind in ("greater_than_equal", "greater_than", "less_than", "less_than_equal"):
+        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than": "<", "less_than_equal": "<="}[kind]
+        bound = next(iter(ctx.values()))
+        message = f"must be {op} {bound}, got {given}"
+    elif kind == "too_short":
+        message = f"must have at least {ctx.get('min_length')} item(s), got {ctx.get('actual_length')}"
+    elif kind == "too_long":
+        message = f"must have at most {ctx.get('max_length')} items, got {ctx.get('actual_length')}"
+    elif kind == "literal_error":
+        message = f"must be one of {ctx.get('expected')}, got {given!r}"
+    elif kind in ("int_type", "int_parsing", "int_from_float"):
+        message = f"must be a whole number, got {given!r}"
+    elif kind in ("bool_type", "bool_parsing"):
+        message = f"must be true or false, got {given!r}"
+    elif kind in ("string_type",):
+        message = f"must be a string, got {given!r}"
+    elif kind in ("dict_type", "model_type", "model_attributes_type"):
+        message = f"must be a mapping, got {given!r}"
+    elif kind in ("list_type",):
+        message = f"must be a list, got {given!r}"
+    elif kind.startswith("decimal") or kind.startswith("float"):
+        message = f"must be a number, got {given!r}"
+    elif kind in ("value_error", "assertion_error"):
+        message = str(ctx.get("error", err["msg"]))
+    else:
+        message = f"{err['msg']}, got {given!r}"
+    return Problem(key_path(*loc), message)
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model at ``loc`` accepts, found by walking StackConfig's fields."""
+    annotation: Any = StackConfig
+    for part in loc:
+        annotation = _unwrap(annotation)
+        if isinstance(part, int) or not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            args = typing.get_args(annotation)
+            annotation = args[-1] if args else annotation
+            continue
+        fields = {f.alias or n: f for n, f in annotation.model_fields.items()}
+        if part not in fields:
+            return []
+        annotation = fields[part].annotation
+    annotation = _unwrap(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [f.alias or n for n, f in annotation.model_fields.items()]
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``Model | None`` → ``Model``; ``list[Model]`` → ``Model``; others unchanged."""
+    while True:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        origin = typing.get_origin(annotation)
+        if origin in (list, typing.Union) or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
+            if len(args) == 1:
+                annotation = args[0]
+                continue
+            models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+            if len(models) == 1 and origin is not list:
+                annotation = models[0]
+                continue
+        return annotation

@@ -1,0 +1,149 @@
+"""Builders of every Kubernetes object the program declares, as plain dicts.
+
+Pure functions of the config and the plan, tested without Pulumi; the
+components only register what these return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiperf_kueue import quantity
+from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass, StackConfig
+from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
+from aiperf_kueue.planner import QueuePlan
+
+#: The label this program puts on a benchmark namespace; its ClusterQueue selects on it.
+CLUSTER_QUEUE_LABEL = "aiperf-kueue/cluster-queue"
+#: Marks every object this program manages.
+PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}
+
+Manifest = dict[str, Any]
+
+
+def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {**PART_OF, **(labels or {})}
+    return meta
+
+
+def resource_flavor(pool: Pool, target: KueueTarget) -> Manifest:
+    """One ResourceFlavor per pool: its node labels, taints and tolerations."""
+    spec: dict[str, Any] = {}
+    if pool.node_labels:
+        spec["nodeLabels"] = dict(pool.node_labels)
+    if pool.node_taints:
+        spec["nodeTaints"] = [t.model_dump(by_alias=True, exclude_none=True) for t in pool.node_taints]
+    if pool.tolerations:
+        spec["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in pool.tolerations]
+    return {
+        "apiVersion": target.resource_flavor,
+        "kind": "ResourceFlavor",
+        "metadata": _meta(pool.name),
+        "spec": spec,
+    }
+
+
+def cohort(name: str, target: KueueTarget) -> Manifest:
+    """The Cohort object the ClusterQueues join (explicit, so it shows in diffs)."""
+    return {"apiVersion": target.cohort, "kind": "Cohort", "metadata": _meta(name), "spec": {}}
+
+
+def namespace_selector(cluster_queue: str) -> dict[str, Any]:
+    """Selects only the namespaces assigned to ``cluster_queue``; never ``{}`` (all)."""
+    return {"matchLabels": {CLUSTER_QUEUE_LABEL: cluster_queue}}
+
+
+def cluster_queue(cq: ClusterQueue, plan: QueuePlan, cohort_name: str | None) -> Manifest:
+    """A ClusterQueue with one resource group listing every pool, every covered resource."""
+    target = plan.target
+    flavors = []
+    for pool in plan.pools:
+        resources = []
+        for res in plan.covered_resources:
+            entry: dict[str, Any] = {
+                "name": res,
+                "nominalQuota": quantity.canonical(res, plan.nominal[cq.name][pool.name][res]),
+            }
+            for key, limits in (("borrowingLimit", plan.borrowing), ("lendingLimit", plan.lending)):
+                amount = limits.get(cq.name, {}).get(pool.name, {}).get(res)
+                if amount is not None:
+                    entry[key] = quantity.canonical(res, amount)
+            resources.append(entry)
+        flavors.append({"name": pool.name, "resources": resources})
+    spec: dict[str, Any] = {}
+    if cohort_name is not None:
+        spec[target.cohort_field] = cohort_name
+    spec["namespaceSelector"] = namespace_selector(cq.name)
+    spec["resourceGroups"] = [{"coveredResources": list(plan.covered_resources), "flavors": flavors}]
+    if cq.preemption is not None:
+        spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_none=True)
+    if cq.queueing_strategy is not None:
+        spec["queueingStrategy"] = cq.queueing_strategy
+    if cq.flavor_fungibility is not None:
+        ff = cq.flavor_fungibility.model_dump(by_alias=True, exclude_none=True)
+        if not target.has_may_stop_search:
+            # Kueue < 0.15 spells MayStopSearch as Borrow / Preempt.
+            legacy = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+            ff = {k: (legacy[k] if v == "MayStopSearch" else v) for k, v in ff.items()}
+        spec["flavorFungibility"] = ff
+    if cq.fair_sharing is not None:
+        spec["fairSharing"] = {"weight": cq.fair_sharing.weight}
+    if cq.stop_policy is not None:
+        spec["stopPolicy"] = cq.stop_policy
+    return {
+        "apiVersion": target.cluster_queue,
+        "kind": "ClusterQueue",
+        "metadata": _meta(cq.name),
+        "spec": spec,
+    }
+
+
+def namespace(ns: Namespace, cluster_queue_name: str) -> Manifest:
+    """The benchmark namespace, labelled for its ClusterQueue's namespaceSelector."""
+    labels = {**ns.labels, CLUSTER_QUEUE_LABEL: cluster_queue_name}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns.name, labels=labels)}
+
+
+def local_queue_names(ns: Namespace) -> list[str]:
+    """The LocalQueues of a namespace: its own, then ``default`` when asked for."""
+    return [ns.local_queue, *([DEFAULT_LOCAL_QUEUE] if ns.default_queue else [])]
+
+
+def local_queue(name: str, namespace_name: str, cluster_queue_name: str, target: KueueTarget) -> Manifest:
+    """A LocalQueue in the benchmark namespace pointing at its ClusterQueue."""
+    return {
+        "apiVersion": target.local_queue,
+        "kind": "LocalQueue",
+        "metadata": _meta(name, namespace=namespace_name),
+        "spec": {"clusterQueue": cluster_queue_name},
+    }
+
+
+def workload_priority_class(pc: PriorityClass, target: KueueTarget) -> Manifest:
+    """A WorkloadPriorityClass; ``value`` and ``description`` are top-level fields."""
+    manifest: Manifest = {
+        "apiVersion": target.workload_priority_class,
+        "kind": "WorkloadPriorityClass",
+        "metadata": _meta(pc.name),
+        "value": pc.value,
+    }
+    if pc.description:
+        manifest["description"] = pc.description
+    return manifest
+
+
+def all_queue_objects(config: StackConfig, plan: QueuePlan) -> list[Manifest]:
+    """Every Kueue object of a stack, in apply order (for inspection and conformance)."""
+    target = plan.target
+    objs: list[Manifest] = [resource_flavor(p, target) for p in config.inventory.pools]
+    if config.queues.cohort:
+        objs.append(cohort(config.queues.cohort, target))
+    objs += [cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues]
+    for cq in config.queues.cluster_queues:
+        for ns in cq.namespaces:
+            objs += [local_queue(n, ns.name, cq.name, target) for n in local_queue_names(ns)]
+    objs += [workload_priority_class(pc, target) for pc in config.priority_classes]
+    return objs

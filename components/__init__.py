@@ -1,0 +1,1 @@
+"""Thin Pulumi ComponentResources over the pure builders in ``aiperf_kueue``."""

@@ -1,0 +1,57 @@
+"""One benchmark namespace: the namespace (or a label patch of it) and its LocalQueues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.kube import KubeObject
+
+TYPE = "aiperf-kueue:index:BenchmarkNamespace"
+
+
+@dataclass(frozen=True)
+class BenchmarkNamespaceArgs:
+    """The namespace manifest, its LocalQueues and the ClusterQueue they point at."""
+
+    namespace: dict[str, Any]
+    local_queues: list[dict[str, Any]]
+    cluster_queue: pulumi.Resource
+    create: bool = True
+    retain_on_delete: bool = True
+
+
+class BenchmarkNamespace(pulumi.ComponentResource):
+    """Adding or removing a namespace touches only this component's children."""
+
+    def __init__(self, name: str, args: BenchmarkNamespaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        meta = args.namespace["metadata"]
+        if args.create:
+            ns: pulumi.Resource = k8s.core.v1.Namespace(
+                f"{name}-ns",
+                metadata=meta,
+                # Results of finished benchmarks live in the namespace.
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete),
+            )
+        else:
+            # The namespace belongs to someone else: server-side apply only our labels.
+            ns = k8s.core.v1.NamespacePatch(f"{name}-ns", metadata=meta, opts=pulumi.ResourceOptions(parent=self))
+        self.local_queue_names = [m["metadata"]["name"] for m in args.local_queues]
+        for manifest in args.local_queues:
+            KubeObject(
+                f"{name}-lq-{manifest['metadata']['name']}",
+                manifest,
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[ns, args.cluster_queue],
+                    # spec.clusterQueue is immutable (CEL self == oldSelf) and the name is fixed.
+                    replace_on_changes=["spec.clusterQueue"],
+                    delete_before_replace=True,
+                ),
+            )
+        self.namespace_name = meta["name"]
+        self.register_outputs({"namespace": self.namespace_name, "localQueues": self.local_queue_names})

@@ -1,0 +1,31 @@
+"""The stack's WorkloadPriorityClasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.kube import KubeObject
+
+TYPE = "aiperf-kueue:index:PriorityClasses"
+
+
+@dataclass(frozen=True)
+class PriorityClassesArgs:
+    """WorkloadPriorityClass manifests."""
+
+    classes: list[dict[str, Any]]
+
+
+class PriorityClasses(pulumi.ComponentResource):
+    """One child per class, named after the component and the class."""
+
+    def __init__(self, name: str, args: PriorityClassesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        for manifest in args.classes:
+            KubeObject(f"{name}-{manifest['metadata']['name']}", manifest, child)
+        self.class_names = [m["metadata"]["name"] for m in args.classes]
+        self.register_outputs({"priorityClassNames": self.class_names})

@@ -1,0 +1,47 @@
+"""ResourceFlavors, the Cohort and the ClusterQueues of a stack."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.kube import KubeObject
+
+TYPE = "aiperf-kueue:index:KueueQueues"
+
+
+@dataclass(frozen=True)
+class KueueQueuesArgs:
+    """Manifests from :mod:`aiperf_kueue.manifests`, in apply order."""
+
+    flavors: list[dict[str, Any]]
+    cluster_queues: list[dict[str, Any]]
+    cohort: dict[str, Any] | None = None
+
+
+class KueueQueues(pulumi.ComponentResource):
+    """Flavors first, then the Cohort, then ClusterQueues that depend on both."""
+
+    cluster_queues: dict[str, KubeObject]
+    """ClusterQueue resources by name, for LocalQueues to depend on."""
+
+    def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        flavors = [KubeObject(f"{name}-flavor-{m['metadata']['name']}", m, child) for m in args.flavors]
+        before: list[pulumi.Resource] = list(flavors)
+        if args.cohort is not None:
+            before.append(KubeObject(f"{name}-cohort-{args.cohort['metadata']['name']}", args.cohort, child))
+        self.cluster_queues = {
+            m["metadata"]["name"]: KubeObject(
+                f"{name}-cq-{m['metadata']['name']}",
+                m,
+                pulumi.ResourceOptions(parent=self, depends_on=before),
+            )
+            for m in args.cluster_queues
+        }
+        self.flavor_names = [m["metadata"]["name"] for m in args.flavors]
+        self.cluster_queue_names = list(self.cluster_queues)
+        self.register_outputs({"flavorNames": self.flavor_names, "clusterQueueNames": self.cluster_queue_names})

@@ -1,0 +1,26 @@
+"""Read this stack's config from the Pulumi engine and plan it, or stop cleanly."""
+
+from __future__ import annotations
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from aiperf_kueue.config import StackConfig
+from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.loader import decode_engine_config, parse_config
+from aiperf_kueue.planner import QueuePlan, plan_queues
+
+
+def load() -> tuple[StackConfig, QueuePlan]:
+    """Validate and plan; a config problem ends the run with one line per problem.
+
+    ``pulumi.RunError`` makes the engine print the message without a traceback.
+    """
+    source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    try:
+        config = parse_config(decode_engine_config(raw), source)
+        plan = plan_queues(config, source)
+    except ConfigError as exc:
+        raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.lines())) from None
+    return config, plan

@@ -1,0 +1,1 @@
+"""The offline plan: run the real program under Pulumi's mock engine, record everything."""

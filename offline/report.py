@@ -1,0 +1,140 @@
+"""Turn a recorded program run into the files and the console text of ``plan``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+SECRET_VALUE = "[secret]"
+
+
+def clean(value: Any) -> Any:
+    """Recorded inputs → plain data: whole floats back to ints (protobuf doubles),
+    secrets replaced by a placeholder, unknowns by ``null``."""
+    if isinstance(value, dict):
+        if value.get(SECRET_SIG) == "1b47061264138c4ac30d75fd1eb44270":
+            return SECRET_VALUE
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def resource_records(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``resources.json`` rows: type, name, parent, dependsOn, options and inputs."""
+    return [
+        {
+            "type": r["type"],
+            "name": r["name"],
+            "urn": r["urn"],
+            "parent": r["parent"] or None,
+            "dependsOn": r["dependsOn"],
+            "protect": r["protect"],
+            "retainOnDelete": r["retainOnDelete"],
+            "deleteBeforeReplace": r["deleteBeforeReplace"],
+            "replaceOnChanges": r["replaceOnChanges"],
+            "inputs": clean(r["inputs"]),
+        }
+        for r in resources
+    ]
+
+
+def is_kubernetes_object(record: dict[str, Any]) -> bool:
+    """A Kubernetes object the program declares directly (not a chart, provider or component)."""
+    inputs = record["inputs"]
+    return (
+        record["type"].startswith("kubernetes:")
+        and not record["type"].startswith("kubernetes:helm.sh/")
+        and not record["type"].startswith("kubernetes:yaml/")
+        and isinstance(inputs, dict)
+        and "kind" in inputs
+        and "apiVersion" in inputs
+    )
+
+
+def manifest_of(record: dict[str, Any]) -> dict[str, Any]:
+    """The object as it would be applied: apiVersion, kind, metadata, then the rest."""
+    inputs = record["inputs"]
+    ordered = {k: inputs[k] for k in ("apiVersion", "kind", "metadata") if k in inputs}
+    ordered.update({k: v for k, v in inputs.items() if k not in ordered})
+    return ordered
+
+
+def manifests_yaml(records: list[dict[str, Any]]) -> str:
+    """Multi-document YAML; each document says which Pulumi resource declares it, so a
+    ``NamespacePatch`` (which also says ``kind: Namespace``) is told from a created one."""
+    docs = []
+    for record in records:
+        if not is_kubernetes_object(record):
+            continue
+        header = f"# {record['type']} {record['name']}\n"
+        body = yaml.safe_dump(manifest_of(record), sort_keys=False, default_flow_style=False)
+        docs.append(header + body)
+    return "---\n".join(docs)
+
+
+def to_json(data: Any) -> str:
+    """Stable, diff-friendly JSON."""
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def tree(records: list[dict[str, Any]]) -> list[str]:
+    """The resource tree, children under their component, with the options that matter."""
+    by_parent: dict[str | None, list[dict[str, Any]]] = {}
+    urns = {r["urn"] for r in records}
+    for r in records:
+        parent = r["parent"] if r["parent"] in urns else None
+        by_parent.setdefault(parent, []).append(r)
+    lines: list[str] = []
+
+    def walk(parent: str | None, indent: str) -> None:
+        children = by_parent.get(parent, [])
+        for i, r in enumerate(children):
+            last = i == len(children) - 1
+            branch = "" if parent is None else ("└─ " if last else "├─ ")
+            lines.append(f"{indent}{branch}{_describe(r)}")
+            walk(r["urn"], indent + ("" if parent is None else ("   " if last else "│  ")))
+
+    walk(None, "")
+    return lines
+
+
+def _describe(r: dict[str, Any]) -> str:
+    kind = r["type"].split(":", 2)[-1] if r["type"].startswith("kubernetes:") else r["type"]
+    flags = []
+    if r["protect"]:
+        flags.append("protect")
+    if r["retainOnDelete"]:
+        flags.append("retain")
+    if r["replaceOnChanges"]:
+        flags.append("replace on " + ",".join(r["replaceOnChanges"]))
+    if r["deleteBeforeReplace"]:
+        flags.append("delete before replace")
+    meta = r["inputs"].get("metadata") if isinstance(r["inputs"], dict) else None
+    where = ""
+    if isinstance(meta, dict) and "name" in meta:
+        where = f" {meta['namespace']}/{meta['name']}" if meta.get("namespace") else f" {meta['name']}"
+    return f"{r['name']}  [{kind}{where}]" + (f"  ({'; '.join(flags)})" if flags else "")
+
+
+def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
+    """ClusterQueue × flavor rows, one column per resource, then the pool totals."""
+    resources: list[str] = []
+    for row in pools.values():
+        for res in row:
+            if res not in resources:
+                resources.append(res)
+    header = ["ClusterQueue", "flavor", *resources]
+    rows = [header]
+    for cq, flavors in quotas.items():
+        for flavor, amounts in flavors.items():
+            rows.append([cq, flavor, *[str(amounts.get(r, "")) for r in resources]])
+    for pool, totals in pools.items():
+        rows.append(["(pool total)", pool, *[str(totals.get(r, "")) for r in resources]])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
