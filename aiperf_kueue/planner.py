@@ -123,6 +123,8 @@ def plan_queues(config: StackConfig, source: str) -> QueuePlan:
         [(("priorityClasses", i, "name"), pc.name) for i, pc in enumerate(config.priority_classes)],
         "priority class",
     )
+    if checks.problems:  # quotas are keyed by name: a duplicate would only echo as bogus quota errors
+        raise ConfigError(source, checks.problems)
 
     gpu_resources: list[str] = []
     for pool in inv.pools:
@@ -184,7 +186,8 @@ def plan_queues(config: StackConfig, source: str) -> QueuePlan:
 
     _namespaces(checks, config, target)
     _priority_classes(checks, config, target)
-    _unreachable_queues(checks, config, nominal, borrowing)
+    if not checks.problems:  # an unreachable queue is usually the echo of an error above
+        _unreachable_queues(checks, config, nominal)
 
     if checks.problems:
         raise ConfigError(source, checks.problems)
@@ -427,7 +430,7 @@ def _priority_classes(checks: _Checks, config: StackConfig, target: KueueTarget)
             )
 
 
-def _unreachable_queues(checks: _Checks, config: StackConfig, nominal: Quotas, borrowing: Quotas) -> None:
+def _unreachable_queues(checks: _Checks, config: StackConfig, nominal: Quotas) -> None:
     cohort = config.queues.cohort
     for i, cq in enumerate(config.queues.cluster_queues):
         has_quota = any(a > 0 for amounts in nominal.get(cq.name, {}).values() for a in amounts.values())

@@ -7,6 +7,7 @@ Exit codes: 0 planned; 2 invalid config (one line per problem, nothing written);
 from __future__ import annotations
 
 import argparse
+import atexit
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_file_for, stack_name_of
 from aiperf_kueue.planner import plan_queues
 from offline import report
-from offline.engine import ROOT, run_program
+from offline.engine import ROOT, close_worker_loops, run_program
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -84,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     plan_parser.add_argument("stack", help="a stack name under stacks/ (dev, prod) or a path to a stack file")
     plan_parser.add_argument("--out", type=Path, default=None, help="output directory (default: out/STACK)")
     args = parser.parse_args(argv)
+    # At exit, not now: later runs in the same process reuse the worker threads' loops.
+    atexit.register(close_worker_loops)
     try:
         return plan(args.stack, args.out)
     except Exception as exc:

@@ -129,16 +129,22 @@ def run_program(
         _run()
     finally:
         logger.removeHandler(handler)
-        _close_worker_loops()
     with recorder.lock:
         resources = sorted(recorder.resources, key=lambda r: r["urn"])
     return ProgramRun(resources=resources, outputs=outputs, warnings=handler.messages)
 
 
-def _close_worker_loops() -> None:
-    """The mock monitor's worker threads each leave an event loop open; close them now,
-    or the interpreter may print ``Invalid file descriptor`` noise at exit (pulumi NOTES §14)."""
+def close_worker_loops() -> None:
+    """Close the event loops the mock monitor's worker threads leave open, or the interpreter
+    may print ``Invalid file descriptor`` noise at exit (pulumi NOTES §14). Call once, at the
+    end of the process: the worker threads reuse their loops for the next program run."""
+    try:
+        main_loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        main_loop = None
     for obj in gc.get_objects():
+        if obj is main_loop:
+            continue  # the SDK runs the next program on it
         if isinstance(obj, asyncio.AbstractEventLoop) and not obj.is_running() and not obj.is_closed():
             with contextlib.suppress(Exception):  # best effort at shutdown
                 obj.close()

@@ -1,0 +1,112 @@
+"""``aiperf-kueue plan``: console output, files, determinism, secrets, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offline.cli import main
+from tests.support import ROOT
+
+DEV_PLAN = {
+    "stack": "dev",
+    "kueue": {"version": "0.19.2", "apiVersion": "v1beta2"},
+    "quotas": {"benchmarks": {"default": {"cpu": "7200m", "memory": "14745Mi"}}},
+    "pools": {"default": {"cpu": "7200m", "memory": "14745Mi"}},
+    "localQueues": {"aiperf-benchmarks": ["aiperf-queue"]},
+    "warnings": [],
+}
+
+
+def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "dev", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "└─ ns-aiperf-benchmarks-lq-aiperf-queue  [LocalQueue aiperf-benchmarks/aiperf-queue]" in out
+    assert "  benchmarks    default  7200m  14745Mi" in out
+    assert "Warnings: none" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifests.yaml", "plan.json", "resources.json"]
+    assert json.loads((tmp_path / "plan.json").read_text()) == DEV_PLAN
+    docs = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("Namespace", "aiperf-benchmarks"),
+        ("LocalQueue", "aiperf-queue"),
+        ("ClusterQueue", "benchmarks"),
+        ("ResourceFlavor", "default"),
+    ]
+    resources = json.loads((tmp_path / "resources.json").read_text())
+    assert set(resources[0]) == {
+        "type",
+        "name",
+        "urn",
+        "parent",
+        "dependsOn",
+        "protect",
+        "retainOnDelete",
+        "deleteBeforeReplace",
+        "replaceOnChanges",
+        "inputs",
+    }
+    assert len(resources) == 6
+
+
+def test_plan_is_byte_identical_when_run_twice(tmp_path: Path) -> None:
+    assert main(["plan", "prod", "--out", str(tmp_path / "a")]) == 0
+    assert main(["plan", "prod", "--out", str(tmp_path / "b")]) == 0
+    for name in ("manifests.yaml", "resources.json", "plan.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_plan_takes_a_stack_file_path_and_defaults_out_to_out_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack_file = tmp_path / "Pulumi.mine.yaml"
+    stack_file.write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", str(stack_file)]) == 0
+    assert json.loads((tmp_path / "out" / "mine" / "plan.json").read_text())["stack"] == "mine"
+
+
+def test_secure_values_never_reach_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (
+        (ROOT / "stacks" / "Pulumi.prod.yaml")
+        .read_text()
+        .replace(
+            "description: Release-gating benchmark runs",
+            "description:\n        secure: v1:c2VjcmV0LWNpcGhlcnRleHQ=",
+        )
+    )
+    stack_file = tmp_path / "Pulumi.secret.yaml"
+    stack_file.write_text(text)
+    assert main(["plan", str(stack_file), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr()
+    blobs = [printed.out, printed.err] + [p.read_text() for p in (tmp_path / "out").iterdir()]
+    assert not any("c2VjcmV0LWNpcGhlcnRleHQ" in blob for blob in blobs)
+    docs = yaml.safe_load_all((tmp_path / "out" / "manifests.yaml").read_text())
+    wpc = next(d for d in docs if d["kind"] == "WorkloadPriorityClass" and d["metadata"]["name"] == "benchmark-high")
+    assert wpc["description"] == "[secret]"
+
+
+def test_missing_stack_is_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "nope", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stacks/Pulumi.nope.yaml: aiperf-kueue:: cannot read stack file") or "Pulumi.nope.yaml" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "offline.cli", "plan", "dev", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "Wrote manifests.yaml, resources.json, plan.json to" in done.stdout

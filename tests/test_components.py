@@ -1,0 +1,147 @@
+"""The components, recorded under Pulumi's mock engine: inputs, parents, options."""
+
+from __future__ import annotations
+
+import pytest
+
+from offline.report import clean
+from tests.support import COMMITTED_STACKS, by_name, committed_run
+
+PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}
+
+
+def test_resource_flavor_inputs() -> None:
+    rf = by_name(committed_run("prod"))["queues-flavor-gpu-h100"]
+    assert rf["type"] == "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+    assert clean(rf["inputs"]) == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "gpu-h100", "labels": PART_OF},
+        "spec": {
+            "nodeLabels": {"node-pool": "gpu-h100"},
+            "nodeTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        },
+    }
+
+
+def test_cluster_queue_inputs() -> None:
+    cq = by_name(committed_run("prod"))["queues-cq-research"]
+    assert cq["type"] == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+    assert clean(cq["inputs"]) == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "research", "labels": PART_OF},
+        "spec": {
+            "cohortName": "benchmarks",
+            "namespaceSelector": {"matchLabels": {"aiperf-kueue/cluster-queue": "research"}},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "cpu",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "47880m"},
+                                {"name": "memory", "nominalQuota": "190Gi"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": 0},
+                            ],
+                        },
+                        {
+                            "name": "gpu-h100",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "180500m"},
+                                {"name": "memory", "nominalQuota": "1805Gi"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": 8},
+                            ],
+                        },
+                        {
+                            "name": "gpu-a100",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "0"},
+                                {"name": "memory", "nominalQuota": "0"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": 0, "borrowingLimit": 8},
+                            ],
+                        },
+                    ],
+                }
+            ],
+            "preemption": {"reclaimWithinCohort": "Any"},
+            "queueingStrategy": "StrictFIFO",
+        },
+    }
+
+
+def test_local_queue_inputs_options_and_order() -> None:
+    run = committed_run("prod")
+    resources = by_name(run)
+    lq = resources["ns-bench-team-a-lq-aiperf-queue"]
+    assert clean(lq["inputs"]) == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "aiperf-queue", "namespace": "bench-team-a", "labels": PART_OF},
+        "spec": {"clusterQueue": "team-a"},
+    }
+    # spec.clusterQueue is immutable: a change replaces the queue, deleting the old one first (fixed name).
+    assert lq["replaceOnChanges"] == ["spec.clusterQueue"]
+    assert lq["deleteBeforeReplace"] is True
+    assert lq["dependsOn"] == sorted([resources["ns-bench-team-a-ns"]["urn"], resources["queues-cq-team-a"]["urn"]])
+    assert lq["parent"] == resources["ns-bench-team-a"]["urn"]
+
+
+def test_cluster_queues_wait_for_flavors_and_cohort() -> None:
+    resources = by_name(committed_run("prod"))
+    before = sorted(
+        resources[n]["urn"]
+        for n in ("queues-flavor-cpu", "queues-flavor-gpu-h100", "queues-flavor-gpu-a100", "queues-cohort-benchmarks")
+    )
+    for cq in ("team-a", "team-b", "research"):
+        assert resources[f"queues-cq-{cq}"]["dependsOn"] == before
+
+
+def test_default_local_queue_and_existing_namespace() -> None:
+    resources = by_name(committed_run("prod"))
+    assert clean(resources["ns-bench-team-a-lq-default"]["inputs"])["spec"] == {"clusterQueue": "team-a"}
+    patch = resources["ns-ml-team-b-ns"]
+    assert patch["type"] == "kubernetes:core/v1:NamespacePatch"
+    assert patch["retainOnDelete"] is False
+    assert clean(patch["inputs"])["metadata"] == {
+        "name": "ml-team-b",
+        "labels": {**PART_OF, "aiperf-kueue/cluster-queue": "team-b"},
+    }
+    created = resources["ns-bench-team-b-ns"]
+    assert created["type"] == "kubernetes:core/v1:Namespace"
+    assert created["retainOnDelete"] is True
+
+
+def test_priority_classes_have_top_level_value() -> None:
+    wpc = by_name(committed_run("prod"))["priorities-benchmark-high"]
+    assert wpc["type"] == "kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass"
+    assert clean(wpc["inputs"]) == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": "benchmark-high", "labels": PART_OF},
+        "value": 1000,
+        "description": "Release-gating benchmark runs",
+    }
+
+
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_every_child_has_a_component_parent_and_a_derived_name(stack: str) -> None:
+    run = committed_run(stack)
+    components = {r["urn"]: r for r in run.resources if not r["custom"]}
+    assert components, "the program declares components"
+    for component in components.values():
+        assert component["type"].startswith("aiperf-kueue:index:")
+    for r in run.resources:
+        if r["custom"]:
+            parent = components.get(r["parent"])
+            assert parent is not None, f"{r['name']} is not parented to a component"
+            assert r["name"].startswith(parent["name"] + "-")
+
+
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_every_kubernetes_object_has_an_explicit_name(stack: str) -> None:
+    for r in committed_run(stack).resources:
+        if r["type"].startswith("kubernetes:") and "kind" in r["inputs"]:
+            assert r["inputs"]["metadata"]["name"], f"{r['name']} would be auto-named"

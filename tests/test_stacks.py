@@ -1,0 +1,135 @@
+"""The committed stacks: each plans cleanly, and the config promises its defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiperf_kueue import manifests
+from tests.support import COMMITTED_STACKS, committed_run, plan_values
+
+
+def test_committed_stacks_include_dev_and_prod() -> None:
+    assert {"dev", "prod"} <= set(COMMITTED_STACKS)
+
+
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_committed_stack_plans_without_warnings(stack: str) -> None:
+    run = committed_run(stack)
+    assert run.warnings == []
+    assert run.outputs["quotas"]
+
+
+def test_prod_shape() -> None:
+    run = committed_run("prod")
+    kinds = sorted(r["type"].rsplit(":", 1)[-1] for r in run.resources if r["custom"])
+    assert kinds == sorted(
+        ["ResourceFlavor"] * 3
+        + ["Cohort"]
+        + ["ClusterQueue"] * 3
+        + ["Namespace"] * 3
+        + ["NamespacePatch"]
+        + ["LocalQueue"] * 5
+        + ["WorkloadPriorityClass"] * 2
+    )
+    assert run.outputs["localQueues"] == {
+        "bench-team-a": ["aiperf-queue", "default"],
+        "bench-team-b": ["aiperf-queue"],
+        "ml-team-b": ["aiperf-queue"],
+        "bench-research": ["aiperf-queue"],
+    }
+    assert run.outputs["kubectl"]["clusterQueues"]["team-a"] == "kubectl describe clusterqueue team-a"
+    assert run.outputs["kubectl"]["workloads"]["bench-research"] == "kubectl get workloads -n bench-research"
+
+
+def test_promised_defaults() -> None:
+    config, plan = plan_values(
+        {
+            "inventory": {"pools": [{"name": "default", "nodes": 1, "cpu": "4", "memory": "8Gi"}]},
+            "queues": {"clusterQueues": [{"name": "team", "share": 100, "namespaces": [{"name": "bench"}]}]},
+        }
+    )
+    assert config.model_dump(by_alias=True, exclude_none=True) == {
+        "kueue": {"version": "0.19.2", "apiVersion": "auto"},
+        "inventory": {
+            "headroom": 0,
+            "pools": [
+                {
+                    "name": "default",
+                    "nodes": 1,
+                    "cpu": "4",
+                    "memory": "8Gi",
+                    "gpus": 0,
+                    "gpuResource": "nvidia.com/gpu",
+                    "extraResources": {},
+                    "nodeLabels": {},
+                    "tolerations": [],
+                    "nodeTaints": [],
+                }
+            ],
+        },
+        "queues": {
+            "coveredResources": [],
+            "clusterQueues": [
+                {
+                    "name": "team",
+                    "share": 100,
+                    "namespaces": [
+                        {
+                            "name": "bench",
+                            "create": True,
+                            "localQueue": "aiperf-queue",
+                            "defaultQueue": False,
+                            "labels": {},
+                            "retainOnDelete": True,
+                        }
+                    ],
+                }
+            ],
+        },
+        "priorityClasses": [],
+    }
+    assert (plan.target.version_text, plan.target.api) == ("0.19.2", "v1beta2")
+    cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, None)
+    # Never {} (every namespace): only the namespaces this program labels for the queue.
+    assert cq["spec"]["namespaceSelector"] == {"matchLabels": {"aiperf-kueue/cluster-queue": "team"}}
+    assert cq["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+
+
+@pytest.mark.parametrize(
+    ("version", "api_version", "expected"),
+    [
+        ("0.19.2", "auto", ("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta2", "cohortName")),
+        ("0.16.0", "auto", ("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta2", "cohortName")),
+        ("0.15.3", "auto", ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta1", "cohort")),
+        ("0.15.3", "v1beta2", ("kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta2", "cohortName")),
+        ("0.19.2", "v1beta1", ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta1", "cohort")),
+        ("0.13.0", "auto", ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta1", "cohort")),
+        ("0.10.1", "auto", ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1alpha1", "cohort")),
+    ],
+)
+def test_api_version_follows_the_pinned_kueue(version: str, api_version: str, expected: tuple[str, str, str]) -> None:
+    config, plan = plan_values(
+        {
+            "kueue": {"version": version, "apiVersion": api_version},
+            "inventory": {"pools": [{"name": "p", "nodes": 1, "cpu": "4", "memory": "8Gi"}]},
+            "queues": {
+                "cohort": "all",
+                "clusterQueues": [
+                    {
+                        "name": "team",
+                        "share": 100,
+                        "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"},
+                        "namespaces": [{"name": "bench"}],
+                    }
+                ],
+            },
+        }
+    )
+    cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, "all")
+    assert (cq["apiVersion"], manifests.cohort("all", plan.target)["apiVersion"], next(iter(cq["spec"]))) == expected
+    legacy = version < "0.15"
+    assert cq["spec"]["flavorFungibility"] == (
+        {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+        if legacy
+        else {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}
+    )
