@@ -131,9 +131,9 @@ def _problem(err: Any) -> Problem:
         bound = next(iter(ctx.values()))
         message = f"must be {op} {bound}, got {given}"
     elif kind == "too_short":
-        message = f"must have at least {ctx.get('min_length')} item(s), got {ctx.get('actual_length')}"
+        message = f"must have at least {ctx.get('min_length')} item(s), got {_length(ctx, given)}"
     elif kind == "too_long":
-        message = f"must have at most {ctx.get('max_length')} items, got {ctx.get('actual_length')}"
+        message = f"must have at most {ctx.get('max_length')} items, got {_length(ctx, given)}"
     elif kind == "literal_error":
         message = f"must be one of {ctx.get('expected')}, got {given!r}"
     elif kind in ("int_type", "int_parsing", "int_from_float"):
@@ -153,6 +153,14 @@ def _problem(err: Any) -> Problem:
     else:
         message = f"{err['msg']}, got {given!r}"
     return Problem(key_path(*loc), message)
+
+
+def _length(ctx: dict[str, Any], given: Any) -> Any:
+    """The length pydantic reports; for mappings it reports ``None``, so count the input."""
+    actual = ctx.get("actual_length")
+    if actual is None and hasattr(given, "__len__"):
+        actual = len(given)
+    return actual
 
 
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:

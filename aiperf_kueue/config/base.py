@@ -63,13 +63,17 @@ def label_value(value: str) -> str:
 
 
 def _quantity_text(value: Any) -> Any:
+    expected = f'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got {value!r}'
     if isinstance(value, bool):
-        raise ValueError(f"must be a Kubernetes quantity, got {value!r}")
+        raise ValueError(expected)
     if isinstance(value, (int, float)):
         value = str(value)
     if not isinstance(value, str):
-        raise ValueError(f"must be a Kubernetes quantity, got {value!r}")
-    quantity.parse(value)
+        raise ValueError(expected)
+    try:
+        quantity.parse(value)
+    except ValueError:
+        raise ValueError(expected) from None
     return value
 
 

@@ -147,7 +147,8 @@ class ClusterQueue(Model):
     @model_validator(mode="after")
     def _one_of(self) -> ClusterQueue:
         if (self.share is None) == (self.nominal_quota is None):
-            raise ValueError("set exactly one of share and nominalQuota")
+            given = "neither is set" if self.share is None else "both are set"
+            raise ValueError(f"set exactly one of share and nominalQuota; {given}")
         return self
 
 
