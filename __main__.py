@@ -1,28 +1,50 @@
 """aiperf-kueue: Kueue queues sized from the GPU inventory, one LocalQueue per benchmark namespace.
 
 Load config, build components, export. Logic lives in ``aiperf_kueue`` (pure)
-and ``components`` (thin Pulumi wrappers).
+and ``components`` (thin Pulumi wrappers). Order on ``pulumi up``: Kueue chart →
+readiness gate → ResourceFlavors → Cohort/ClusterQueues → LocalQueues and
+WorkloadPriorityClasses; JobSet chart and the gate → AIPerf operator chart.
 """
 
 import pulumi
 
-from aiperf_kueue import manifests
+from aiperf_kueue import installs, manifests
+from components.installs import (
+    AIPerfOperator,
+    AIPerfOperatorArgs,
+    JobSetInstall,
+    JobSetInstallArgs,
+    KueueInstall,
+    KueueInstallArgs,
+)
 from components.namespace import BenchmarkNamespace, BenchmarkNamespaceArgs
 from components.priorities import PriorityClasses, PriorityClassesArgs
 from components.queues import KueueQueues, KueueQueuesArgs
+from components.readiness import KueueReadinessGateArgs
 from components.stack_config import load
 
 config, plan = load()
 for warning in plan.warnings:
     pulumi.log.warn(warning)
-
 target = plan.target
+
+kueue = KueueInstall(
+    "kueue",
+    KueueInstallArgs(
+        release=installs.kueue_release(config, target) if config.kueue.install else None,
+        gate=KueueReadinessGateArgs(**installs.readiness_gate(config, target)),
+        protect=config.kueue.protect,
+    ),
+)
+gate = [kueue.gate]
+
 queues = KueueQueues(
     "queues",
     KueueQueuesArgs(
         flavors=[manifests.resource_flavor(p, target) for p in config.inventory.pools],
         cohort=manifests.cohort(config.queues.cohort, target) if config.queues.cohort else None,
         cluster_queues=[manifests.cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues],
+        after=gate,
     ),
 )
 
@@ -39,6 +61,8 @@ for cq in config.queues.cluster_queues:
                 cluster_queue=queues.cluster_queues[cq.name],
                 create=ns.create,
                 retain_on_delete=ns.retain_on_delete,
+                rbac=installs.benchmark_rbac(ns.name, config.operator.release_name),
+                after=gate,
             ),
         )
         local_queues[ns.name] = component.local_queue_names
@@ -46,10 +70,28 @@ for cq in config.queues.cluster_queues:
 if config.priority_classes:
     PriorityClasses(
         "priorities",
-        PriorityClassesArgs([manifests.workload_priority_class(pc, target) for pc in config.priority_classes]),
+        PriorityClassesArgs([manifests.workload_priority_class(pc, target) for pc in config.priority_classes], gate),
     )
 
+charts = {}
+if config.kueue.install:
+    charts["kueue"] = installs.kueue_release(config, target).as_dict()
+operator_after: list[pulumi.Resource] = [*gate]
+if config.jobset.install:
+    jobset_release = installs.jobset_release(config)
+    operator_after.append(JobSetInstall("jobset", JobSetInstallArgs(jobset_release)).chart)
+    charts["jobset"] = jobset_release.as_dict()
+if config.operator.install:
+    operator_release = installs.operator_release(config, list(local_queues))
+    env = installs.operator_env(config.operator, installs.sizing_env(config))
+    AIPerfOperator(
+        "operator",
+        AIPerfOperatorArgs(operator_release, installs.operator_env_patch(config.operator, env), operator_after),
+    )
+    charts["operator"] = operator_release.as_dict()
+
 pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api})
+pulumi.export("charts", charts)
 pulumi.export("localQueues", local_queues)
 pulumi.export("quotas", plan.quota_table())
 pulumi.export("pools", plan.pool_table())

@@ -7,19 +7,19 @@ combination that would leave a job waiting forever is an error or a warning.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, StackConfig
+from aiperf_kueue.config import ClusterQueue, Namespace, StackConfig
 from aiperf_kueue.config.base import PoolQuantities
 from aiperf_kueue.errors import ConfigError, Problem, key_path
+from aiperf_kueue.installs import operator_release, unmanaged_namespaces
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
-
-#: Namespaces Kueue's job webhooks never look at: jobs there are never queued.
-UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
 
 #: Quota per ClusterQueue, per flavor (pool), per resource, exact.
 Quotas = dict[str, dict[str, dict[str, Fraction]]]
@@ -103,10 +103,11 @@ class _Checks:
         self.problems.append(Problem(path, message))
 
 
-def plan_queues(config: StackConfig, source: str) -> QueuePlan:
+def plan_queues(config: StackConfig, source: str, project_dir: Path | None = None) -> QueuePlan:
     """Check the whole config against Kueue's rules and compute every quota.
 
     Raises :class:`ConfigError` listing every problem; returns the plan otherwise.
+    ``project_dir`` is where relative chart paths start (default: the working directory).
     """
     checks = _Checks()
     target = config.kueue.target()
@@ -185,6 +186,8 @@ def plan_queues(config: StackConfig, source: str) -> QueuePlan:
         _queue_policies(checks, here, cq, target, queues.cohort is not None)
 
     _namespaces(checks, config, target)
+    _installs(checks, config, target)
+    _operator_values(checks, config, project_dir or Path.cwd())
     _priority_classes(checks, config, target)
     if not checks.problems:  # an unreachable queue is usually the echo of an error above
         _unreachable_queues(checks, config, nominal)
@@ -401,7 +404,7 @@ def _namespaces(checks: _Checks, config: StackConfig, target: KueueTarget) -> No
                 )
             else:
                 claimed[ns.name] = (cq.name, here)
-            if ns.name in UNMANAGED_NAMESPACES:
+            if ns.name in unmanaged_namespaces(config):
                 checks.error(
                     key_path(*here, "name"),
                     f"Kueue's job webhooks ignore namespace {ns.name!r}, so jobs there are never queued; "
@@ -418,6 +421,60 @@ def _namespaces(checks: _Checks, config: StackConfig, target: KueueTarget) -> No
                     "'default' as the namespace default only with the LocalQueueDefaulting feature gate "
                     "(alpha, off; GA from Kueue 0.17); without it, jobs need an explicit queue label"
                 )
+
+
+def _installs(checks: _Checks, config: StackConfig, target: KueueTarget) -> None:
+    op = config.operator
+    wfpr = config.kueue.wait_for_pods_ready
+    if wfpr is not None and not wfpr.enable and target.v1beta2_served:
+        checks.error(
+            "kueue.waitForPodsReady.enable",
+            f"Kueue {target.version_text} has no switch for waitForPodsReady in its configuration (it is on "
+            "from 0.19; only the DisableWaitForPodsReady feature gate turns it off); remove the block instead",
+        )
+    if op.install and op.chart.startswith("oci://") and not op.version:
+        checks.error("operator.version", f"an oci:// chart needs a version, got chart {op.chart!r} and no version")
+    namespaces = [(ns.name, ns) for cq in config.queues.cluster_queues for ns in cq.namespaces]
+    if op.default_queue:
+        missing = [name for name, ns in namespaces if op.default_queue not in _local_queues_of(ns)]
+        if missing:
+            checks.error(
+                "operator.defaultQueue",
+                f"LocalQueue {op.default_queue!r} must exist in every benchmark namespace, or the operator "
+                f"stamps a queue label Kueue can never resolve there; missing in: {', '.join(missing)} "
+                "(set their localQueue to it, or defaultQueue: true for 'default')",
+            )
+    classes = [pc.name for pc in config.priority_classes]
+    if op.default_priority_class and op.default_priority_class not in classes:
+        checks.error(
+            "operator.defaultPriorityClass",
+            f"{op.default_priority_class!r} is not one of priorityClasses ({', '.join(classes) or 'none declared'})",
+        )
+
+
+def _operator_values(checks: _Checks, config: StackConfig, project_dir: Path) -> None:
+    """Validate the merged operator values against the chart's own schema, when it has one."""
+    op = config.operator
+    if not op.install or "://" in op.chart:
+        return
+    schema_file = (project_dir / op.chart / "values.schema.json").resolve()
+    if not schema_file.is_file():
+        return
+    import jsonschema  # only needed when a local chart is present
+
+    namespaces = [ns.name for cq in config.queues.cluster_queues for ns in cq.namespaces]
+    values = operator_release(config, namespaces).values
+    validator = jsonschema.Draft7Validator(json.loads(schema_file.read_text()))
+    for err in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in err.absolute_path) or "(root)"
+        checks.error(
+            key_path("operator", "values", *[p for p in err.absolute_path]),
+            f"the chart's values.schema.json rejects the merged value at {where}: {err.message}",
+        )
+
+
+def _local_queues_of(ns: Namespace) -> list[str]:
+    return [ns.local_queue, *([DEFAULT_LOCAL_QUEUE] if ns.default_queue else [])]
 
 
 def _priority_classes(checks: _Checks, config: StackConfig, target: KueueTarget) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -22,6 +22,10 @@ class BenchmarkNamespaceArgs:
     cluster_queue: pulumi.Resource
     create: bool = True
     retain_on_delete: bool = True
+    rbac: list[dict[str, Any]] = field(default_factory=list)
+    """The operator's benchmark Role and RoleBinding in this namespace (none without the operator)."""
+    after: list[pulumi.Resource] = field(default_factory=list)
+    """What the LocalQueues wait for: the Kueue readiness gate."""
 
 
 class BenchmarkNamespace(pulumi.ComponentResource):
@@ -47,11 +51,17 @@ class BenchmarkNamespace(pulumi.ComponentResource):
                 manifest,
                 pulumi.ResourceOptions(
                     parent=self,
-                    depends_on=[ns, args.cluster_queue],
+                    depends_on=[*args.after, ns, args.cluster_queue],
                     # spec.clusterQueue is immutable (CEL self == oldSelf) and the name is fixed.
                     replace_on_changes=["spec.clusterQueue"],
                     delete_before_replace=True,
                 ),
+            )
+        for manifest in args.rbac:
+            KubeObject(
+                f"{name}-{manifest['kind'].lower()}",
+                manifest,
+                pulumi.ResourceOptions(parent=self, depends_on=[ns]),
             )
         self.namespace_name = meta["name"]
         self.register_outputs({"namespace": self.namespace_name, "localQueues": self.local_queue_names})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -17,6 +17,8 @@ class PriorityClassesArgs:
     """WorkloadPriorityClass manifests."""
 
     classes: list[dict[str, Any]]
+    after: list[pulumi.Resource] = field(default_factory=list)
+    """What every class waits for: the Kueue readiness gate."""
 
 
 class PriorityClasses(pulumi.ComponentResource):
@@ -24,7 +26,7 @@ class PriorityClasses(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PriorityClassesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
         for manifest in args.classes:
             KubeObject(f"{name}-{manifest['metadata']['name']}", manifest, child)
         self.class_names = [m["metadata"]["name"] for m in args.classes]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -19,6 +19,8 @@ class KueueQueuesArgs:
     flavors: list[dict[str, Any]]
     cluster_queues: list[dict[str, Any]]
     cohort: dict[str, Any] | None = None
+    after: list[pulumi.Resource] = field(default_factory=list)
+    """What every object waits for: the Kueue readiness gate."""
 
 
 class KueueQueues(pulumi.ComponentResource):
@@ -29,9 +31,9 @@ class KueueQueues(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
         flavors = [KubeObject(f"{name}-flavor-{m['metadata']['name']}", m, child) for m in args.flavors]
-        before: list[pulumi.Resource] = list(flavors)
+        before: list[pulumi.Resource] = [*args.after, *flavors]
         if args.cohort is not None:
             before.append(KubeObject(f"{name}-cohort-{args.cohort['metadata']['name']}", args.cohort, child))
         self.cluster_queues = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulumi
 from pulumi.runtime import config as runtime_config
 
@@ -9,6 +11,9 @@ from aiperf_kueue.config import StackConfig
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import decode_engine_config, parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
+
+#: Where Pulumi.yaml is: relative chart paths start here, under ``pulumi up`` and ``plan`` alike.
+PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def load() -> tuple[StackConfig, QueuePlan]:
@@ -20,7 +25,7 @@ def load() -> tuple[StackConfig, QueuePlan]:
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     try:
         config = parse_config(decode_engine_config(raw), source)
-        plan = plan_queues(config, source)
+        plan = plan_queues(config, source, PROJECT_DIR)
     except ConfigError as exc:
         raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.lines())) from None
     return config, plan

@@ -33,7 +33,7 @@ def plan(stack: str, out: Path | None) -> int:
     try:
         values, secret_keys = read_stack_file(path)
         config = parse_config(values, source)
-        plan_queues(config, source)  # the program checks again; this keeps a bad stack from registering anything
+        plan_queues(config, source, ROOT)  # the program checks again; this keeps a bad stack from registering anything
     except ConfigError as exc:
         for line in exc.lines():
             print(line, file=sys.stderr)
@@ -54,6 +54,7 @@ def plan(stack: str, out: Path | None) -> int:
         "manifests.yaml": report.manifests_yaml(records),
         "resources.json": report.to_json(records),
         "plan.json": report.to_json(plan_data),
+        "charts.yaml": report.charts_yaml(outputs.get("charts", {})),
     }
     target = out if out is not None else Path("out") / name
     target.mkdir(parents=True, exist_ok=True)
@@ -68,6 +69,10 @@ def plan(stack: str, out: Path | None) -> int:
     print("\nQuotas (nominalQuota per ClusterQueue and flavor):")
     for line in report.quota_table(plan_data["quotas"], plan_data["pools"]):
         print(f"  {line}")
+    print("\nCharts:" if outputs.get("charts") else "\nCharts: none (every controller is managed elsewhere)")
+    for key, chart in (outputs.get("charts") or {}).items():
+        version = f" {chart['version']}" if chart.get("version") else ""
+        print(f"  {key}: {chart['chart']}{version} as release {chart['release']} in {chart['namespace']}")
     print(f"\nWarnings ({len(run.warnings)}):" if run.warnings else "\nWarnings: none")
     for warning in run.warnings:
         print(f"  - {warning}")

@@ -38,10 +38,17 @@ def resource_records(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "retainOnDelete": r["retainOnDelete"],
             "deleteBeforeReplace": r["deleteBeforeReplace"],
             "replaceOnChanges": r["replaceOnChanges"],
-            "inputs": clean(r["inputs"]),
+            "inputs": _without_provider_blob(clean(r["inputs"])),
         }
         for r in resources
     ]
+
+
+def _without_provider_blob(inputs: Any) -> Any:
+    # A dynamic resource carries its provider as a pickled blob: noise in a review.
+    if isinstance(inputs, dict) and "__provider" in inputs:
+        return {**inputs, "__provider": "(dynamic provider: pickled Python, see components/)"}
+    return inputs
 
 
 def is_kubernetes_object(record: dict[str, Any]) -> bool:
@@ -83,11 +90,34 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
 
+def _apply_depth(records: list[dict[str, Any]]) -> dict[str, int]:
+    """How many dependency steps each resource is from the start of ``pulumi up``."""
+    by_urn = {r["urn"]: r for r in records}
+    depth: dict[str, int] = {}
+
+    def of(urn: str) -> int:
+        if urn not in depth:
+            depth[urn] = 0  # guards against cycles, which Pulumi rejects anyway
+            deps = [d for d in by_urn[urn]["dependsOn"] if d in by_urn]
+            depth[urn] = 1 + max((of(d) for d in deps), default=-1)
+        return depth[urn]
+
+    for urn in by_urn:
+        of(urn)
+    # A component sits where its latest child does.
+    for r in records:
+        parent = r["parent"]
+        if parent in depth:
+            depth[parent] = max(depth[parent], depth[r["urn"]])
+    return depth
+
+
 def tree(records: list[dict[str, Any]]) -> list[str]:
-    """The resource tree, children under their component, with the options that matter."""
+    """The resource tree in apply order, children under their component, with the options that matter."""
     by_parent: dict[str | None, list[dict[str, Any]]] = {}
     urns = {r["urn"] for r in records}
-    for r in records:
+    depth = _apply_depth(records)
+    for r in sorted(records, key=lambda r: (depth[r["urn"]], r["name"])):
         parent = r["parent"] if r["parent"] in urns else None
         by_parent.setdefault(parent, []).append(r)
     lines: list[str] = []
@@ -106,6 +136,10 @@ def tree(records: list[dict[str, Any]]) -> list[str]:
 
 def _describe(r: dict[str, Any]) -> str:
     kind = r["type"].split(":", 2)[-1] if r["type"].startswith("kubernetes:") else r["type"]
+    if r["type"].startswith("kubernetes:helm.sh/"):
+        chart = r["inputs"].get("chart", "")
+        version = r["inputs"].get("version")
+        kind = f"helm {chart}" + (f" {version}" if version else "")
     flags = []
     if r["protect"]:
         flags.append("protect")
@@ -138,3 +172,8 @@ def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
         rows.append(["(pool total)", pool, *[str(totals.get(r, "")) for r in resources]])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def charts_yaml(charts: dict[str, Any]) -> str:
+    """``charts.yaml``: per release, the chart, version, namespace and merged values."""
+    return yaml.safe_dump(charts, sort_keys=False, default_flow_style=False) if charts else "{}\n"

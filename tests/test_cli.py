@@ -26,17 +26,32 @@ DEV_PLAN = {
 def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "dev", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "└─ ns-aiperf-benchmarks-lq-aiperf-queue  [LocalQueue aiperf-benchmarks/aiperf-queue]" in out
+    assert (
+        "  └─ ns-aiperf-benchmarks-lq-aiperf-queue  [LocalQueue aiperf-benchmarks/aiperf-queue]"
+        "  (replace on spec.clusterQueue; delete before replace)\n" in out
+    )
+    assert "  ├─ kueue-chart  [helm oci://registry.k8s.io/kueue/charts/kueue 0.19.2]  (protect)\n" in out
     assert "  benchmarks    default  7200m  14745Mi" in out
     assert "Warnings: none" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifests.yaml", "plan.json", "resources.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "charts.yaml",
+        "manifests.yaml",
+        "plan.json",
+        "resources.json",
+    ]
     assert json.loads((tmp_path / "plan.json").read_text()) == DEV_PLAN
     docs = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
-    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
-        ("Namespace", "aiperf-benchmarks"),
-        ("LocalQueue", "aiperf-queue"),
+    assert sorted((d["kind"], d["metadata"]["name"]) for d in docs) == [
         ("ClusterQueue", "benchmarks"),
+        ("Deployment", "aiperf-operator"),
+        ("LocalQueue", "aiperf-queue"),
+        ("Namespace", "aiperf-benchmarks"),
+        ("Namespace", "aiperf-system"),
+        ("Namespace", "jobset-system"),
+        ("Namespace", "kueue-system"),
         ("ResourceFlavor", "default"),
+        ("Role", "aiperf-operator-benchmark"),
+        ("RoleBinding", "aiperf-operator-benchmark"),
     ]
     resources = json.loads((tmp_path / "resources.json").read_text())
     assert set(resources[0]) == {
@@ -51,7 +66,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         "replaceOnChanges",
         "inputs",
     }
-    assert len(resources) == 6
+    assert len(resources) == 19
 
 
 def test_plan_is_byte_identical_when_run_twice(tmp_path: Path) -> None:
@@ -109,4 +124,4 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    assert "Wrote manifests.yaml, resources.json, plan.json to" in done.stdout
+    assert "Wrote manifests.yaml, resources.json, plan.json, charts.yaml to" in done.stdout

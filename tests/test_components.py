@@ -85,7 +85,9 @@ def test_local_queue_inputs_options_and_order() -> None:
     # spec.clusterQueue is immutable: a change replaces the queue, deleting the old one first (fixed name).
     assert lq["replaceOnChanges"] == ["spec.clusterQueue"]
     assert lq["deleteBeforeReplace"] is True
-    assert lq["dependsOn"] == sorted([resources["ns-bench-team-a-ns"]["urn"], resources["queues-cq-team-a"]["urn"]])
+    assert lq["dependsOn"] == sorted(
+        resources[n]["urn"] for n in ("kueue-ready", "ns-bench-team-a-ns", "queues-cq-team-a")
+    )
     assert lq["parent"] == resources["ns-bench-team-a"]["urn"]
 
 
@@ -93,7 +95,13 @@ def test_cluster_queues_wait_for_flavors_and_cohort() -> None:
     resources = by_name(committed_run("prod"))
     before = sorted(
         resources[n]["urn"]
-        for n in ("queues-flavor-cpu", "queues-flavor-gpu-h100", "queues-flavor-gpu-a100", "queues-cohort-benchmarks")
+        for n in (
+            "kueue-ready",
+            "queues-flavor-cpu",
+            "queues-flavor-gpu-h100",
+            "queues-flavor-gpu-a100",
+            "queues-cohort-benchmarks",
+        )
     )
     for cq in ("team-a", "team-b", "research"):
         assert resources[f"queues-cq-{cq}"]["dependsOn"] == before
@@ -129,12 +137,10 @@ def test_priority_classes_have_top_level_value() -> None:
 @pytest.mark.parametrize("stack", COMMITTED_STACKS)
 def test_every_child_has_a_component_parent_and_a_derived_name(stack: str) -> None:
     run = committed_run(stack)
-    components = {r["urn"]: r for r in run.resources if not r["custom"]}
+    components = {r["urn"]: r for r in run.resources if r["type"].startswith("aiperf-kueue:index:")}
     assert components, "the program declares components"
-    for component in components.values():
-        assert component["type"].startswith("aiperf-kueue:index:")
     for r in run.resources:
-        if r["custom"]:
+        if r["urn"] not in components:
             parent = components.get(r["parent"])
             assert parent is not None, f"{r['name']} is not parented to a component"
             assert r["name"].startswith(parent["name"] + "-")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from aiperf_kueue import manifests
@@ -21,16 +23,21 @@ def test_committed_stack_plans_without_warnings(stack: str) -> None:
 
 def test_prod_shape() -> None:
     run = committed_run("prod")
-    kinds = sorted(r["type"].rsplit(":", 1)[-1] for r in run.resources if r["custom"])
-    assert kinds == sorted(
-        ["ResourceFlavor"] * 3
-        + ["Cohort"]
-        + ["ClusterQueue"] * 3
-        + ["Namespace"] * 3
-        + ["NamespacePatch"]
-        + ["LocalQueue"] * 5
-        + ["WorkloadPriorityClass"] * 2
-    )
+    kinds = Counter(r["type"].rsplit(":", 1)[-1] for r in run.resources if not r["type"].startswith("aiperf-kueue:"))
+    assert kinds == {
+        "Chart": 3,  # Kueue, JobSet, AIPerf operator
+        "KueueReadinessGate": 1,
+        "Namespace": 6,  # kueue-system, jobset-system, aiperf-system and three benchmark namespaces
+        "NamespacePatch": 1,  # ml-team-b exists already
+        "DeploymentPatch": 1,  # the operator's AIPERF_K8S_* env
+        "ResourceFlavor": 3,
+        "Cohort": 1,
+        "ClusterQueue": 3,
+        "LocalQueue": 5,
+        "WorkloadPriorityClass": 2,
+        "Role": 4,
+        "RoleBinding": 4,
+    }
     assert run.outputs["localQueues"] == {
         "bench-team-a": ["aiperf-queue", "default"],
         "bench-team-b": ["aiperf-queue"],

@@ -7,11 +7,11 @@ from typing import Literal
 from pydantic import field_validator, model_validator
 
 from aiperf_kueue import kueue
-from aiperf_kueue.config.base import Model
+from aiperf_kueue.config.installs import KueueInstallConfig
 
 
-class KueueConfig(Model):
-    """The pinned Kueue release and the apiVersion the program writes."""
+class KueueConfig(KueueInstallConfig):
+    """The pinned Kueue release, the apiVersion the program writes, and how Kueue is installed."""
 
     version: str = kueue.DEFAULT_VERSION
     """Kueue release the objects target, ``x.y.z`` (default ``0.19.2``, the newest tested).

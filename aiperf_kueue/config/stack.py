@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from aiperf_kueue.config.base import Model
+from aiperf_kueue.config.installs import JobSetConfig, OperatorConfig
 from aiperf_kueue.config.inventory import Inventory
 from aiperf_kueue.config.kueue import KueueConfig
 from aiperf_kueue.config.priorities import PriorityClass
@@ -22,6 +23,12 @@ class StackConfig(Model):
 
     queues: Queues
     """``aiperf-kueue:queues``: cohort and ClusterQueues (required)."""
+
+    jobset: JobSetConfig = Field(default_factory=JobSetConfig)
+    """``aiperf-kueue:jobset``: the JobSet install (default: chart 0.12.0 in ``jobset-system``)."""
+
+    operator: OperatorConfig = Field(default_factory=OperatorConfig)
+    """``aiperf-kueue:operator``: the AIPerf operator install and its Kueue defaults."""
 
     priority_classes: list[PriorityClass] = Field(default_factory=list)
     """``aiperf-kueue:priorityClasses``: WorkloadPriorityClasses (default none)."""

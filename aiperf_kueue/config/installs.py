@@ -1,0 +1,179 @@
+"""Install settings: the Kueue chart's manager config, JobSet and the AIPerf operator."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from aiperf_kueue.config.base import DnsLabel, Model
+
+JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
+
+
+class Readiness(Model):
+    """The gate between the Kueue install and the first Kueue object (runs on ``pulumi up``)."""
+
+    attempts: int = Field(default=40, ge=1, le=1000)
+    """Tries per step before giving up (default 40): Deployment available, webhook
+    endpoints ready, then a server-side dry-run create of a ResourceFlavor."""
+
+    interval_seconds: float = Field(default=2.0, gt=0, le=60)
+    """First wait between tries, in seconds (default 2), doubled after each failure up to
+    30 s. The defaults cover the 10–30 s Kueue's webhook needs after its Deployment is Ready."""
+
+
+Strategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+
+
+def _both_strategies() -> list[Strategy]:
+    return ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+
+
+class FairSharingConfig(Model):
+    """Cluster-wide fair sharing in Kueue's manager configuration."""
+
+    enable: bool = True
+    """Turn fair sharing on (default true when this block is present)."""
+
+    preemption_strategies: list[Strategy] = Field(default_factory=_both_strategies, min_length=1, max_length=2)
+    """Kueue's ``preemptionStrategies`` (default both, Kueue's default order). Required by the
+    v1beta2 configuration; the v1beta1 one (Kueue 0.10) writes ``enable: true`` with them."""
+
+
+class WaitForPodsReady(Model):
+    """Kueue's ``waitForPodsReady``: evict admitted workloads whose pods never all start."""
+
+    enable: bool = True
+    """On (default when this block is present). Kueue 0.19 turns it on by default anyway;
+    0.10 needs it here."""
+
+    timeout: str = "10m"
+    """How long all pods of an admitted workload may take to be ready (default 10m; Kueue's own 30m)."""
+
+    block_admission: bool = False
+    """Admit nothing else until the last admitted workload's pods are ready (default false)."""
+
+
+class KueueInstallConfig(Model):
+    """Fields of ``aiperf-kueue:kueue`` about installing Kueue (mixed into ``KueueConfig``)."""
+
+    install: bool = True
+    """Install Kueue from its Helm chart (default true). False: Kueue is managed elsewhere;
+    nothing of it is declared, and the readiness gate still guards every Kueue object."""
+
+    namespace: DnsLabel = "kueue-system"
+    """Namespace of the Kueue controller (default ``kueue-system``)."""
+
+    release_name: DnsLabel = "kueue"
+    """Helm release name (default ``kueue``, which gives ``kueue-controller-manager`` and
+    ``kueue-webhook-service``; names without "kueue" get a ``<release>-kueue`` prefix)."""
+
+    chart: str | None = None
+    """Chart reference (default: the OCI chart for the pinned version,
+    ``oci://registry.k8s.io/kueue/charts/kueue`` from 0.12)."""
+
+    protect: bool = True
+    """Protect the chart and its namespace from ``pulumi destroy`` (default true): the chart
+    holds Kueue's CRDs, and deleting them deletes every queue and workload."""
+
+    manage_jobs_without_queue_name: bool = False
+    """Kueue's ``manageJobsWithoutQueueName`` (default false): suspend every job without a queue label."""
+
+    frameworks: list[str] | None = None
+    """Integrations (default: the chart's list for the pinned version). Must include
+    ``jobset.x-k8s.io/jobset``: AIPerf runs every benchmark as a JobSet."""
+
+    fair_sharing: FairSharingConfig | None = None
+    """Cluster-wide fair sharing (default off)."""
+
+    wait_for_pods_ready: WaitForPodsReady | None = None
+    """``waitForPodsReady`` (default: Kueue's own; on from 0.19, off in 0.10)."""
+
+    values: dict[str, Any] = Field(default_factory=dict)
+    """Extra chart values, deep-merged last (default none)."""
+
+    readiness: Readiness = Field(default_factory=Readiness)
+    """The readiness gate's retry budget."""
+
+    @field_validator("frameworks")
+    @classmethod
+    def _jobset_on(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and JOBSET_FRAMEWORK not in value:
+            raise ValueError(f"must include {JOBSET_FRAMEWORK!r}: AIPerf runs every benchmark as a JobSet")
+        return value
+
+
+class JobSetConfig(Model):
+    """``aiperf-kueue:jobset``: the JobSet controller AIPerf's JobSets need."""
+
+    install: bool = True
+    """Install JobSet from its Helm chart (default true). False: it is managed elsewhere."""
+
+    version: str = "0.12.0"
+    """Chart version (default 0.12.0, the JobSet release Kueue 0.19.2 builds against)."""
+
+    namespace: DnsLabel = "jobset-system"
+    """Namespace of the JobSet controller (default ``jobset-system``)."""
+
+    release_name: DnsLabel = "jobset"
+    """Helm release name (default ``jobset``)."""
+
+    chart: str = "oci://registry.k8s.io/jobset/charts/jobset"
+    """Chart reference (default the upstream OCI chart)."""
+
+    values: dict[str, Any] = Field(default_factory=dict)
+    """Extra chart values, deep-merged last (default none)."""
+
+
+class OperatorImage(Model):
+    """The pinned AIPerf image: the operator's, and every AIPerfJob's default."""
+
+    repository: str = "nvcr.io/nvidia/aiperf"
+    """Image repository (default ``nvcr.io/nvidia/aiperf``)."""
+
+    tag: str = "0.8.0"
+    """Image tag (default ``0.8.0``, the chart's appVersion at the pinned commit). Pin it: pod
+    sizing defaults are baked into the image and differ between releases."""
+
+
+class OperatorConfig(Model):
+    """``aiperf-kueue:operator``: the AIPerf operator."""
+
+    install: bool = True
+    """Install the operator chart (default true). False: it is managed elsewhere, and its
+    ``AIPERF_K8S_*`` settings must match ``defaultQueue`` and ``sizing`` here."""
+
+    chart: str = "../aiperf/deploy/helm/aiperf-operator"
+    """The chart: a local path (a checkout of ai-dynamo/aiperf at a pinned commit; relative to
+    the project directory) or an ``oci://`` reference with ``version``. The chart is not
+    published to a registry (default ``../aiperf/deploy/helm/aiperf-operator``)."""
+
+    version: str | None = None
+    """Chart version, for an ``oci://`` chart only."""
+
+    namespace: DnsLabel = "aiperf-system"
+    """Namespace of the operator (default ``aiperf-system``)."""
+
+    release_name: DnsLabel = "aiperf-operator"
+    """Helm release name (default ``aiperf-operator``; the Deployment gets the same name)."""
+
+    image: OperatorImage = Field(default_factory=OperatorImage)
+    """The pinned image."""
+
+    default_queue: DnsLabel | None = None
+    """LocalQueue the operator stamps on JobSets of AIPerfJobs that name none
+    (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME``; default none). Must exist in every
+    benchmark namespace."""
+
+    default_priority_class: DnsLabel | None = None
+    """WorkloadPriorityClass for AIPerfJobs that name none
+    (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS``; default none). Must be declared."""
+
+    values: dict[str, Any] = Field(default_factory=dict)
+    """Extra chart values, deep-merged last (default none)."""
+
+    @field_validator("version")
+    @classmethod
+    def _no_v(cls, value: str | None) -> str | None:
+        return value.removeprefix("v") if value is not None else None

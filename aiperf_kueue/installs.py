@@ -1,0 +1,264 @@
+"""Helm releases of Kueue, JobSet and the AIPerf operator, as plain data.
+
+The Kueue manager configuration is generated from typed config (never pasted
+as a string), in the shape of the pinned release's chart: the v1beta2
+Configuration from Kueue 0.15 (tested with the 0.19.2 chart), the v1beta1 one
+below (tested with the 0.10.1 chart).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
+from aiperf_kueue.kueue import KueueTarget
+
+#: Kueue's integration frameworks as each chart family enables them by default.
+_FRAMEWORKS_V1BETA2 = [
+    "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
+    JOBSET_FRAMEWORK, "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob",
+    "pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset",
+]  # fmt: skip
+_FRAMEWORKS_V1BETA1 = [
+    "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/raycluster", JOBSET_FRAMEWORK,
+    "kubeflow.org/mxjob", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+]  # fmt: skip
+
+#: The operator container the ``AIPERF_K8S_*`` variables are set on (chart deployment.yaml).
+OPERATOR_CONTAINER = "operator"
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    """One chart install: what ``helm install`` would be given."""
+
+    release_name: str
+    chart: str
+    version: str | None
+    namespace: str
+    values: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """For ``charts.yaml``."""
+        return {
+            "release": self.release_name,
+            "chart": self.chart,
+            "version": self.version,
+            "namespace": self.namespace,
+            "values": self.values,
+        }
+
+
+def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` over ``base``: mappings merge key by key, anything else is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def kueue_chart(target: KueueTarget) -> tuple[str, str]:
+    """The OCI chart and chart version of a Kueue release (the path moved twice)."""
+    if target.version >= (0, 12, 0):
+        return "oci://registry.k8s.io/kueue/charts/kueue", target.version_text
+    if target.version >= (0, 11, 0):
+        return "oci://us-central1-docker.pkg.dev/k8s-staging-images/kueue/charts/kueue", f"v{target.version_text}"
+    return "oci://us-central1-docker.pkg.dev/k8s-staging-images/charts/kueue", f"v{target.version_text}"
+
+
+def config_api_version(target: KueueTarget) -> str:
+    """The ``apiVersion`` of Kueue's manager Configuration for the pinned release."""
+    return "config.kueue.x-k8s.io/v1beta2" if target.v1beta2_served else "config.kueue.x-k8s.io/v1beta1"
+
+
+def unmanaged_namespaces(config: StackConfig) -> list[str]:
+    """Namespaces Kueue's job webhooks must leave alone: system, Kueue's, JobSet's, the operator's.
+
+    Kueue's job webhook would otherwise suspend the operator's and JobSet's own Jobs
+    (or reject another chart's hook Jobs while Kueue is starting).
+    """
+    names = ["kube-system", config.kueue.namespace, config.jobset.namespace, config.operator.namespace]
+    return list(dict.fromkeys(names))
+
+
+def kueue_manager_config(config: StackConfig, target: KueueTarget) -> dict[str, Any]:
+    """Kueue's Configuration object, in the shape of the pinned release's chart."""
+    kueue = config.kueue
+    v1beta2 = target.v1beta2_served
+    frameworks = kueue.frameworks or (_FRAMEWORKS_V1BETA2 if v1beta2 else _FRAMEWORKS_V1BETA1)
+    not_ours = {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": unmanaged_namespaces(config)}
+        ]
+    }
+    cfg: dict[str, Any] = {
+        "apiVersion": config_api_version(target),
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443" if v1beta2 else ":8080"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        # The chart's own tuning, kept: replacing the string would otherwise drop it.
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10 if v1beta2 else 5,
+                "LocalQueue.kueue.x-k8s.io": 5 if v1beta2 else 1,
+                "ClusterQueue.kueue.x-k8s.io": 5 if v1beta2 else 1,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500} if v1beta2 else {"qps": 50, "burst": 100},
+        "manageJobsWithoutQueueName": kueue.manage_jobs_without_queue_name,
+        "integrations": {"frameworks": list(frameworks)},
+    }
+    if v1beta2:
+        cfg["managedJobsNamespaceSelector"] = not_ours
+    else:
+        # The v1beta1 configuration only scopes the pod integration by namespace.
+        cfg["integrations"]["podOptions"] = {"namespaceSelector": not_ours}
+    if kueue.fair_sharing is not None and kueue.fair_sharing.enable:
+        strategies = list(kueue.fair_sharing.preemption_strategies)
+        cfg["fairSharing"] = (
+            {"preemptionStrategies": strategies} if v1beta2 else {"enable": True, "preemptionStrategies": strategies}
+        )
+    if kueue.wait_for_pods_ready is not None:
+        wfpr = kueue.wait_for_pods_ready
+        block: dict[str, Any] = {"timeout": wfpr.timeout, "blockAdmission": wfpr.block_admission}
+        if not v1beta2:
+            block = {"enable": wfpr.enable, **block}
+        cfg["waitForPodsReady"] = block
+    return cfg
+
+
+def kueue_release(config: StackConfig, target: KueueTarget) -> HelmRelease:
+    """The Kueue chart with its generated manager configuration; ``values`` merge last."""
+    chart, version = kueue_chart(target)
+    manager = yaml.safe_dump(kueue_manager_config(config, target), sort_keys=False)
+    values = deep_merge({"managerConfig": {"controllerManagerConfigYaml": manager}}, config.kueue.values)
+    return HelmRelease(config.kueue.release_name, config.kueue.chart or chart, version, config.kueue.namespace, values)
+
+
+def jobset_release(config: StackConfig) -> HelmRelease:
+    """The JobSet chart."""
+    js = config.jobset
+    return HelmRelease(js.release_name, js.chart, js.version, js.namespace, copy.deepcopy(js.values))
+
+
+def operator_image(op: OperatorConfig) -> str:
+    """``repository:tag`` of the pinned AIPerf image."""
+    return f"{op.image.repository}:{op.image.tag}"
+
+
+def operator_release(config: StackConfig, benchmark_namespaces: list[str]) -> HelmRelease:
+    """The AIPerf operator chart, made to fit this program.
+
+    No chart-made queues (they would land in the operator's namespace only), no
+    chart-made benchmark namespace or RBAC (each benchmark-namespace component owns
+    its own), and the image pinned, also as every AIPerfJob's default ``spec.image``.
+    """
+    op = config.operator
+    base: dict[str, Any] = {
+        "image": {"repository": op.image.repository, "tag": op.image.tag},
+        "defaults": {"image": operator_image(op)},
+        "kueue": {"createQueues": False},
+        "benchmarkNamespace": {
+            "create": False,
+            "name": benchmark_namespaces[0] if benchmark_namespaces else "aiperf-benchmarks",
+        },
+        "benchmarkRbacNamespaces": [],
+    }
+    version = op.version if op.chart.startswith("oci://") else None
+    return HelmRelease(op.release_name, op.chart, version, op.namespace, deep_merge(base, op.values))
+
+
+def operator_env(op: OperatorConfig, sizing_env: dict[str, str]) -> list[dict[str, str]]:
+    """The ``AIPERF_K8S_*`` variables set on the operator container, explicitly.
+
+    The chart has no value for them; setting every one makes the requests Kueue sees
+    independent of the defaults baked into the image.
+    """
+    env: dict[str, str] = {}
+    if op.default_queue:
+        env["AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME"] = op.default_queue
+    if op.default_priority_class:
+        env["AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS"] = op.default_priority_class
+    env.update(sizing_env)
+    return [{"name": k, "value": v} for k, v in env.items()]
+
+
+def operator_env_patch(op: OperatorConfig, env: list[dict[str, str]]) -> dict[str, Any]:
+    """A server-side-apply patch of the operator Deployment carrying only ``env``."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": op.release_name, "namespace": op.namespace},
+        "spec": {"template": {"spec": {"containers": [{"name": OPERATOR_CONTAINER, "env": env}]}}},
+    }
+
+
+def benchmark_rbac(namespace: str, operator_release_name: str) -> list[dict[str, Any]]:
+    """Role + RoleBinding the operator's benchmark pods need in one benchmark namespace
+    (as the chart's ``benchmark-rbac.yaml``: SA ``default`` reads pods, drives JobSets and AIPerfJobs)."""
+    name = f"{operator_release_name}-benchmark"
+    labels = {"app.kubernetes.io/part-of": "aiperf-kueue"}
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "rules": [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+            {
+                "apiGroups": ["jobset.x-k8s.io"],
+                "resources": ["jobsets"],
+                "verbs": ["get", "list", "watch", "patch", "update"],
+            },
+            {
+                "apiGroups": ["aiperf.nvidia.com"],
+                "resources": ["aiperfjobs", "aiperfjobs/status"],
+                "verbs": ["get", "list", "watch", "patch", "update"],
+            },
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
+    }
+    return [role, binding]
+
+
+def kueue_fullname(release_name: str) -> str:
+    """The chart's ``kueue.fullname``: the release name if it contains "kueue", else ``<release>-kueue``."""
+    return release_name if "kueue" in release_name else f"{release_name}-kueue"
+
+
+def readiness_gate(config: StackConfig, target: KueueTarget) -> dict[str, Any]:
+    """Settings of the readiness gate: what to wait for, and for how long."""
+    full = kueue_fullname(config.kueue.release_name)
+    return {
+        "namespace": config.kueue.namespace,
+        "deployment": f"{full}-controller-manager",
+        "webhook_service": f"{full}-webhook-service",
+        "api_version": target.api,
+        "kueue_version": target.version_text,
+        "attempts": config.kueue.readiness.attempts,
+        "interval_seconds": config.kueue.readiness.interval_seconds,
+    }
+
+
+def sizing_env(config: StackConfig) -> dict[str, str]:
+    """Every ``AIPERF_K8S_*`` pod-sizing variable, from the operator's sizing config."""
+    return {}

@@ -1,0 +1,115 @@
+"""Kueue, JobSet and the AIPerf operator, each a Helm chart in its own namespace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from aiperf_kueue.installs import HelmRelease
+from components.readiness import KueueReadinessGate, KueueReadinessGateArgs
+
+
+def _namespace(name: str, namespace: str, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
+    return k8s.core.v1.Namespace(
+        name, metadata={"name": namespace, "labels": {"app.kubernetes.io/part-of": "aiperf-kueue"}}, opts=opts
+    )
+
+
+def _chart(name: str, release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s.helm.v4.Chart:
+    return k8s.helm.v4.Chart(
+        name,
+        chart=release.chart,
+        version=release.version,
+        name=release.release_name,
+        namespace=release.namespace,
+        values=release.values,
+        opts=opts,
+    )
+
+
+@dataclass(frozen=True)
+class KueueInstallArgs:
+    """The chart (``None`` when Kueue is managed elsewhere) and the gate's settings."""
+
+    release: HelmRelease | None
+    gate: KueueReadinessGateArgs
+    protect: bool = True
+
+
+class KueueInstall(pulumi.ComponentResource):
+    """Kueue's namespace and chart, then the readiness gate every Kueue object waits for."""
+
+    gate: KueueReadinessGate
+    """Depend on this, not on the chart: a Ready Deployment is not yet a serving webhook."""
+
+    def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aiperf-kueue:index:KueueInstall", name, None, opts)
+        gate_after: list[pulumi.Resource] = []
+        self.chart: k8s.helm.v4.Chart | None = None
+        if args.release is not None:
+            # Protected: the chart carries Kueue's CRDs; destroying it deletes every queue.
+            ns = _namespace(
+                f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self, protect=args.protect)
+            )
+            self.chart = _chart(
+                f"{name}-chart",
+                args.release,
+                pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[ns]),
+            )
+            gate_after.append(self.chart)
+        self.gate = KueueReadinessGate(
+            f"{name}-ready", args.gate, pulumi.ResourceOptions(parent=self, depends_on=gate_after)
+        )
+        self.register_outputs({"chart": args.release.as_dict() if args.release else None})
+
+
+@dataclass(frozen=True)
+class JobSetInstallArgs:
+    """The JobSet chart."""
+
+    release: HelmRelease
+
+
+class JobSetInstall(pulumi.ComponentResource):
+    """JobSet's namespace and chart."""
+
+    def __init__(self, name: str, args: JobSetInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aiperf-kueue:index:JobSetInstall", name, None, opts)
+        ns = _namespace(f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self))
+        self.chart = _chart(f"{name}-chart", args.release, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        self.register_outputs({"chart": args.release.as_dict()})
+
+
+@dataclass(frozen=True)
+class AIPerfOperatorArgs:
+    """The operator chart, the env patch of its Deployment, and what it must wait for."""
+
+    release: HelmRelease
+    env_patch: dict[str, Any]
+    after: list[pulumi.Resource]
+
+
+class AIPerfOperator(pulumi.ComponentResource):
+    """The operator chart, installed once Kueue serves and JobSet is in, then its env patched.
+
+    The chart has no value for the ``AIPERF_K8S_*`` settings, so a server-side-apply
+    patch of its Deployment sets them: visible in the plan and in every diff.
+    """
+
+    def __init__(self, name: str, args: AIPerfOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("aiperf-kueue:index:AIPerfOperator", name, None, opts)
+        ns = _namespace(f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self))
+        self.chart = _chart(
+            f"{name}-chart", args.release, pulumi.ResourceOptions(parent=self, depends_on=[ns, *args.after])
+        )
+        patch = args.env_patch
+        k8s.apps.v1.DeploymentPatch(
+            f"{name}-env",
+            metadata=patch["metadata"],
+            spec=patch["spec"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.chart]),
+        )
+        self.register_outputs({"chart": args.release.as_dict()})

@@ -1,0 +1,345 @@
+"""Kueue, JobSet and the AIPerf operator: chart values, env, RBAC and the install graph."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aiperf_kueue import installs
+from aiperf_kueue.errors import ConfigError
+from offline.engine import run_program
+from offline.report import clean
+from tests.support import COMMITTED_STACKS, by_name, committed_run, plan_values, require_shared, stack_values
+
+KUEUE_GATE = "kueue-ready"
+
+
+def _manager_config(values: dict[str, Any]) -> dict[str, Any]:
+    config, plan = plan_values(values)
+    release = installs.kueue_release(config, plan.target)
+    return yaml.safe_load(release.values["managerConfig"]["controllerManagerConfigYaml"])
+
+
+def test_kueue_manager_config_for_0_19_2() -> None:
+    values, _ = stack_values("prod")
+    values["kueue"] = {
+        "version": "0.19.2",
+        "manageJobsWithoutQueueName": True,
+        "fairSharing": {},
+        "waitForPodsReady": {"timeout": "15m"},
+    }
+    assert _manager_config(values) == {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "manageJobsWithoutQueueName": True,
+        "integrations": {
+            "frameworks": [
+                "batch/job",
+                "kubeflow.org/mpijob",
+                "ray.io/rayjob",
+                "ray.io/rayservice",
+                "ray.io/raycluster",
+                "jobset.x-k8s.io/jobset",
+                "workload.codeflare.dev/appwrapper",
+                "trainer.kubeflow.org/trainjob",
+                "pod",
+                "deployment",
+                "statefulset",
+                "leaderworkerset.x-k8s.io/leaderworkerset",
+            ]
+        },
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": ["kube-system", "kueue-system", "jobset-system", "aiperf-system"],
+                }
+            ]
+        },
+        "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
+        "waitForPodsReady": {"timeout": "15m", "blockAdmission": False},
+    }
+
+
+def test_kueue_manager_config_for_0_10_1() -> None:
+    values, _ = stack_values("dev")
+    values["kueue"] = {"version": "0.10.1", "fairSharing": {}, "waitForPodsReady": {}}
+    config = _manager_config(values)
+    assert config["apiVersion"] == "config.kueue.x-k8s.io/v1beta1"
+    assert config["fairSharing"] == {
+        "enable": True,
+        "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+    }
+    assert config["waitForPodsReady"] == {"enable": True, "timeout": "10m", "blockAdmission": False}
+    assert "managedJobsNamespaceSelector" not in config
+    assert config["integrations"]["podOptions"] == {
+        "namespaceSelector": {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": ["kube-system", "kueue-system", "jobset-system", "aiperf-system"],
+                }
+            ]
+        }
+    }
+    assert "jobset.x-k8s.io/jobset" in config["integrations"]["frameworks"]
+
+
+@pytest.mark.parametrize(
+    ("version", "chart"),
+    [
+        ("0.19.2", ("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2")),
+        ("0.12.0", ("oci://registry.k8s.io/kueue/charts/kueue", "0.12.0")),
+        ("0.11.4", ("oci://us-central1-docker.pkg.dev/k8s-staging-images/kueue/charts/kueue", "v0.11.4")),
+        ("0.10.1", ("oci://us-central1-docker.pkg.dev/k8s-staging-images/charts/kueue", "v0.10.1")),
+    ],
+)
+def test_kueue_chart_reference_follows_the_version(version: str, chart: tuple[str, str]) -> None:
+    values, _ = stack_values("dev")
+    values["kueue"] = {"version": version}
+    _, plan = plan_values(values)
+    assert installs.kueue_chart(plan.target) == chart
+
+
+def test_extra_values_deep_merge_last() -> None:
+    values, _ = stack_values("dev")
+    values["kueue"] = {
+        "values": {"controllerManager": {"replicas": 2}, "managerConfig": {"controllerManagerConfigYaml": "x"}}
+    }
+    config, plan = plan_values(values)
+    assert installs.kueue_release(config, plan.target).values == {
+        "managerConfig": {"controllerManagerConfigYaml": "x"},
+        "controllerManager": {"replicas": 2},
+    }
+    assert installs.deep_merge({"a": {"b": 1, "c": 2}, "l": [1]}, {"a": {"c": 3}, "l": [2]}) == {
+        "a": {"b": 1, "c": 3},
+        "l": [2],
+    }
+
+
+def test_jobset_integration_cannot_be_turned_off() -> None:
+    values, _ = stack_values("dev")
+    values["kueue"] = {"frameworks": ["batch/job"]}
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:kueue.frameworks: must include 'jobset.x-k8s.io/jobset': AIPerf runs every "
+        "benchmark as a JobSet"
+    ]
+
+
+def test_operator_values_fit_this_program() -> None:
+    values, _ = stack_values("prod")
+    config, _ = plan_values(values)
+    release = installs.operator_release(config, ["bench-team-a", "bench-team-b"])
+    assert release.as_dict() == {
+        "release": "aiperf-operator",
+        "chart": "../aiperf/deploy/helm/aiperf-operator",
+        "version": None,
+        "namespace": "aiperf-system",
+        "values": {
+            "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.8.0"},
+            "defaults": {"image": "nvcr.io/nvidia/aiperf:0.8.0"},
+            "kueue": {"createQueues": False},
+            "benchmarkNamespace": {"create": False, "name": "bench-team-a"},
+            "benchmarkRbacNamespaces": [],
+        },
+    }
+
+
+def test_default_queue_must_exist_in_every_benchmark_namespace() -> None:
+    values, _ = stack_values("prod")
+    values["operator"] = {"defaultQueue": "default"}
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:operator.defaultQueue: LocalQueue 'default' must exist in every benchmark "
+        "namespace, or the operator stamps a queue label Kueue can never resolve there; missing in: bench-team-b, "
+        "ml-team-b, bench-research (set their localQueue to it, or defaultQueue: true for 'default')"
+    ]
+
+
+def test_default_priority_class_must_be_declared() -> None:
+    values, _ = stack_values("prod")
+    values["operator"] = {"defaultPriorityClass": "urgent"}
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:operator.defaultPriorityClass: 'urgent' is not one of priorityClasses "
+        "(benchmark-high, benchmark-low)"
+    ]
+
+
+def test_merged_operator_values_validate_against_the_charts_schema(tmp_path: Path) -> None:
+    schema = require_shared("aiperf", "values.schema.json")
+    chart = tmp_path / "aiperf-operator"
+    chart.mkdir()
+    shutil.copy(schema, chart / "values.schema.json")  # a stand-in checkout, made per test run
+    values, _ = stack_values("prod")
+    values["operator"] = {"chart": str(chart)}
+    plan_values(values)  # the program's own values pass
+    values["operator"] = {"chart": str(chart), "values": {"kueue": {"createQueus": True}}}
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:operator.values.kueue: the chart's values.schema.json rejects the merged value "
+        "at kueue: Additional properties are not allowed ('createQueus' was unexpected)"
+    ]
+
+
+def test_values_use_only_keys_the_charts_know() -> None:
+    kueue_values = yaml.safe_load(require_shared("kueue", "values.yaml").read_text())
+    kueue_values_0_10 = yaml.safe_load(require_shared("kueue", "v0.10.1", "values.yaml").read_text())
+    schema = json.loads(require_shared("aiperf", "values.schema.json").read_text())
+    for stack in COMMITTED_STACKS:
+        values, _ = stack_values(stack)
+        config, plan = plan_values(values)
+        assert set(installs.kueue_release(config, plan.target).values) <= set(kueue_values)
+        assert "controllerManagerConfigYaml" in kueue_values_0_10["managerConfig"]
+        operator_values = installs.operator_release(config, ["bench"]).values
+        import jsonschema
+
+        jsonschema.Draft7Validator(schema).validate(operator_values)
+
+
+def test_benchmark_rbac_matches_the_charts_role() -> None:
+    role, binding = installs.benchmark_rbac("bench", "aiperf-operator")
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["jobset.x-k8s.io"],
+            "resources": ["jobsets"],
+            "verbs": ["get", "list", "watch", "patch", "update"],
+        },
+        {
+            "apiGroups": ["aiperf.nvidia.com"],
+            "resources": ["aiperfjobs", "aiperfjobs/status"],
+            "verbs": ["get", "list", "watch", "patch", "update"],
+        },
+    ]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "default", "namespace": "bench"}]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "aiperf-operator-benchmark",
+    }
+
+
+# The recorded graph -----------------------------------------------------------------------------
+
+
+def _ancestors_and_self(resources: dict[str, dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
+    by_urn = {r["urn"]: r for r in resources.values()}
+    chain = [record]
+    while chain[-1]["parent"] in by_urn:
+        chain.append(by_urn[chain[-1]["parent"]])
+    return chain
+
+
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_install_graph(stack: str) -> None:
+    resources = by_name(committed_run(stack))
+    gate = resources[KUEUE_GATE]
+    kueue_chart, jobset_chart, operator_chart = (
+        resources[n] for n in ("kueue-chart", "jobset-chart", "operator-chart")
+    )
+    assert (kueue_chart["inputs"]["version"], jobset_chart["inputs"]["version"]) == ("0.19.2", "0.12.0")
+    assert kueue_chart["protect"] is True
+    assert resources["kueue-ns"]["protect"] is True
+    assert gate["dependsOn"] == [kueue_chart["urn"]]
+    assert gate["urn"] in operator_chart["dependsOn"]
+    assert jobset_chart["urn"] in operator_chart["dependsOn"]
+    assert resources["operator-env"]["dependsOn"] == [operator_chart["urn"]]
+    kueue_objects = [r for r in resources.values() if r["type"].startswith("kubernetes:kueue.x-k8s.io/")]
+    assert kueue_objects
+    for r in kueue_objects:
+        assert any(gate["urn"] in x["dependsOn"] for x in _ancestors_and_self(resources, r)), r["name"]
+        assert gate["urn"] in r["dependsOn"], f"{r['name']} must wait for Kueue's webhook directly"
+
+
+def test_readiness_gate_inputs() -> None:
+    gate = by_name(committed_run("prod"))[KUEUE_GATE]
+    inputs = clean(gate["inputs"])
+    inputs.pop("__provider")
+    assert inputs == {
+        "namespace": "kueue-system",
+        "deployment": "kueue-controller-manager",
+        "webhookService": "kueue-webhook-service",
+        "apiVersion": "v1beta2",
+        "kueueVersion": "0.19.2",
+        "attempts": 40,
+        "intervalSeconds": 2,
+        "timeoutSeconds": 300,
+    }
+
+
+def _run_without(stack: str, key: str) -> dict[str, dict[str, Any]]:
+    values, secrets = stack_values(stack)
+    values[key] = {**values.get(key, {}), "install": False}
+    return by_name(run_program(stack, values, secrets))
+
+
+def _comparable(resources: dict[str, dict[str, Any]], drop: set[str]) -> dict[str, Any]:
+    dropped_urns = {r["urn"] for n, r in resources.items() if n in drop}
+    return {
+        n: {
+            **clean(r["inputs"]),
+            "__deps": [d for d in r["dependsOn"] if d not in dropped_urns],
+            "__parent": r["parent"],
+        }
+        for n, r in resources.items()
+        if n not in drop and "__provider" not in r["inputs"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "gone"),
+    [
+        ("kueue", {"kueue-ns", "kueue-chart"}),
+        ("jobset", {"jobset", "jobset-ns", "jobset-chart"}),
+        ("operator", {"operator", "operator-ns", "operator-chart", "operator-env"}),
+    ],
+)
+def test_install_false_declares_nothing_of_it_and_changes_nothing_else(key: str, gone: set[str]) -> None:
+    full = by_name(committed_run("prod"))
+    without = _run_without("prod", key)
+    assert set(full) - set(without) == gone
+    assert set(without) <= set(full)
+    assert _comparable(without, set()) == _comparable(full, gone)
+    if key == "kueue":
+        # The gate still guards every Kueue object, waiting on the Kueue someone else installed.
+        assert without[KUEUE_GATE]["dependsOn"] == []
+
+
+def test_a_bad_operator_chart_reference_is_a_config_error() -> None:
+    values, _ = stack_values("dev")
+    values["operator"] = {"chart": "oci://example.invalid/aiperf-operator"}
+    plan_values({**values, "operator": {}})
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:operator.version: an oci:// chart needs a version, got chart "
+        "'oci://example.invalid/aiperf-operator' and no version"
+    ]
