@@ -1,0 +1,877 @@
+"""The Kueue readiness wait against a real HTTP server on loopback that answers like a Kubernetes API server.
+
+Time is faked: ``wait_for_kueue`` gets a recording ``sleep`` and a clock that
+only advances when it sleeps, so backoff sequences are asserted literally and
+no test waits for real (except two provider tests, with millisecond intervals).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aiperf_kueue.readiness import (
+    ApiServer,
+    KubeconfigError,
+    KueueNotReady,
+    from_kubeconfig,
+    wait_for_kueue,
+)
+from components.readiness import KueueReadinessProvider
+
+NS = "kueue-system"
+DEPLOYMENT_PATH = f"/apis/apps/v1/namespaces/{NS}/deployments/kueue-controller-manager"
+SLICES_PATH = f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices"
+PODS_PATH = f"/api/v1/namespaces/{NS}/pods"
+SELECTOR = {"control-plane": "controller-manager"}
+POD_IP = "10.244.0.7"
+WEBHOOK_500 = (
+    'Internal error occurred: failed calling webhook "mresourceflavor.kb.io": failed to call webhook: '
+    'Post "https://kueue-webhook-service.kueue-system.svc:443/mutate-kueue-x-k8s-io-v1beta2-resourceflavor'
+    '?timeout=10s": dial tcp 10.96.12.3:443: connect: connection refused'
+)
+NO_ENDPOINTS_503 = 'no endpoints available for service "kueue-webhook-service"'
+CHECK = [
+    "Check:",
+    "  kubectl -n kueue-system get deploy,endpointslices",
+    "  kubectl -n kueue-system logs deploy/kueue-controller-manager",
+]
+
+
+# --------------------------------------------------------------------------- Kubernetes-shaped bodies
+
+
+def status(code: int, message: str, reason: str = "InternalError") -> tuple[int, dict[str, Any]]:
+    return code, {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": message,
+        "code": code,
+        "reason": reason,
+    }
+
+
+def deployment(
+    available: bool = True, *, generation: int = 1, observed: int = 1, updated: int = 1, total: int = 1
+) -> tuple[int, dict[str, Any]]:
+    cond = {"type": "Available", "status": "True" if available else "False"}
+    if not available:
+        cond.update(reason="MinimumReplicasUnavailable", message="Deployment does not have minimum availability.")
+    st: dict[str, Any] = {
+        "observedGeneration": observed,
+        "replicas": total,
+        "updatedReplicas": updated,
+        "conditions": [cond],
+    }
+    if available:
+        st["availableReplicas"] = st["readyReplicas"] = updated
+    return 200, {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "kueue-controller-manager", "namespace": NS, "generation": generation},
+        "spec": {"replicas": 1, "selector": {"matchLabels": SELECTOR}},
+        "status": st,
+    }
+
+
+def slices(ready: Sequence[str] = (), not_ready: Sequence[str] = ()) -> tuple[int, dict[str, Any]]:
+    endpoints = [{"addresses": [ip], "conditions": {"ready": True}} for ip in ready]
+    endpoints += [{"addresses": [ip], "conditions": {"ready": False}} for ip in not_ready]
+    items = [{"metadata": {"name": "kueue-webhook-service-x7k2p"}, "addressType": "IPv4", "endpoints": endpoints}]
+    return 200, {"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "items": items if endpoints else []}
+
+
+def pods(*ips: str) -> tuple[int, dict[str, Any]]:
+    items = [
+        {
+            "metadata": {"name": f"kueue-controller-manager-{i}", "labels": SELECTOR},
+            "status": {
+                "phase": "Running",
+                "podIP": ip,
+                "podIPs": [{"ip": ip}],
+                "conditions": [{"type": "Ready", "status": "True"}],
+            },
+        }
+        for i, ip in enumerate(ips)
+    ]
+    return 200, {"kind": "PodList", "apiVersion": "v1", "items": items}
+
+
+CREATED = (201, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "x"}})
+#: Close the connection without any response: a connection-level failure.
+DROP = "drop"
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Hold the request this long, then drop it: the client's timeout fires first."""
+
+    seconds: float
+
+
+# --------------------------------------------------------------------------- the fake API server
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class FakeKube:
+    """Scripted answers per route: consumed in order, the last one repeats."""
+
+    url: str = ""
+    scripts: dict[str, list[Any]] = field(default_factory=dict)
+    seen: list[Seen] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def script(self, route: str, *replies: Any) -> None:
+        self.scripts[route] = list(replies)
+
+    def ready(self) -> None:
+        """Everything answers ready."""
+        self.script("deployment", deployment())
+        self.script("endpointslices", slices([POD_IP]))
+        self.script("pods", pods(POD_IP))
+        self.script("dryrun", CREATED)
+
+    def count(self, route: str) -> int:
+        return sum(1 for s in self.seen if _route(s.method, s.path) == route)
+
+    def next_reply(self, route: str) -> Any:
+        with self.lock:
+            script = self.scripts.get(route)
+            if not script:
+                return status(404, f"route {route} not scripted", "NotFound")
+            return script.pop(0) if len(script) > 1 else script[0]
+
+
+def _route(method: str, path: str) -> str:
+    if method == "GET" and path == DEPLOYMENT_PATH:
+        return "deployment"
+    if method == "GET" and path == SLICES_PATH:
+        return "endpointslices"
+    if method == "GET" and path == PODS_PATH:
+        return "pods"
+    if method == "POST" and path.startswith("/apis/kueue.x-k8s.io/") and path.endswith("/resourceflavors"):
+        return "dryrun"
+    return "unknown"
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Any
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _serve(self) -> None:
+        kube: FakeKube = self.server.kube
+        parsed = urllib.parse.urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        with kube.lock:
+            kube.seen.append(Seen(self.command, parsed.path, parsed.query, dict(self.headers.items()), body))
+        reply = kube.next_reply(_route(self.command, parsed.path))
+        if isinstance(reply, Hang):
+            time.sleep(reply.seconds)
+            reply = DROP
+        if reply == DROP:
+            self.close_connection = True
+            return
+        code, payload = reply
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+
+def _start(request: pytest.FixtureRequest, tls: ssl.SSLContext | None = None) -> FakeKube:
+    kube = FakeKube()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    server.kube = kube  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+    request.addfinalizer(stop)
+    kube.url = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
+    return kube
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    # urllib honours proxy variables; loopback must be reached directly.
+    for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def kube(request: pytest.FixtureRequest) -> FakeKube:
+    return _start(request)
+
+
+class FakeTime:
+    """A clock that moves only when slept on, and a sleep that records instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    return FakeTime()
+
+
+def wait(kube: FakeKube, t: FakeTime, **kwargs: Any) -> Any:
+    kwargs.setdefault("attempts", 6)
+    kwargs.setdefault("interval", 0.5)
+    kwargs.setdefault("max_interval", 4.0)
+    kwargs.setdefault("deadline", None)
+    kwargs.setdefault("timeout_per_request", 5.0)
+    return wait_for_kueue(ApiServer(kube.url, token="t0ken"), sleep=t.sleep, clock=t.clock, **kwargs)
+
+
+# --------------------------------------------------------------------------- (a) transient failures, then ready
+
+
+def test_retries_each_step_through_transient_failures(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.script(
+        "deployment",
+        status(503, "the server is currently unable to handle the request", "ServiceUnavailable"),
+        status(404, 'deployments.apps "kueue-controller-manager" not found', "NotFound"),
+        deployment(available=False),
+        DROP,
+        deployment(),
+    )
+    kube.script(
+        "endpointslices",
+        status(502, "bad gateway"),
+        slices(not_ready=[POD_IP]),
+        slices(ready=["10.244.0.3"]),  # a replaced pod's endpoint, not yet removed
+        slices(ready=[POD_IP]),
+    )
+    kube.script("pods", pods(POD_IP))
+    kube.script(
+        "dryrun",
+        status(500, WEBHOOK_500),
+        status(503, NO_ENDPOINTS_503, "ServiceUnavailable"),
+        DROP,
+        CREATED,
+    )
+
+    report = wait(kube, fake_time)
+
+    assert report.attempts == {"deployment": 5, "endpoints": 4, "dryRun": 4}
+    # Backoff restarts for every step; no sleep after a success.
+    assert fake_time.sleeps == [0.5, 1.0, 2.0, 4.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0]
+    assert [s.seconds for s in report.steps] == [7.5, 3.5, 3.5]
+    assert report.seconds == 14.5
+    # Pods are only listed once some endpoint is ready (attempts 3 and 4).
+    assert {r: kube.count(r) for r in ("deployment", "endpointslices", "pods", "dryrun")} == {
+        "deployment": 5,
+        "endpointslices": 4,
+        "pods": 2,
+        "dryrun": 4,
+    }
+    assert len(kube.seen) == 15
+
+
+def test_ready_at_once_makes_one_request_per_step_and_never_sleeps(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    report = wait(kube, fake_time)
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert fake_time.sleeps == []
+    assert [_route(s.method, s.path) for s in kube.seen] == ["deployment", "endpointslices", "pods", "dryrun"]
+
+
+def test_rollout_in_progress_is_not_ready(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script(
+        "deployment",
+        deployment(generation=2, observed=1),  # Available still describes the old pods
+        deployment(updated=1, total=2),  # the old pod is still running
+        deployment(),
+    )
+    assert wait(kube, fake_time).attempts["deployment"] == 3
+
+
+def test_a_request_timeout_is_retried(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("deployment", Hang(0.5), deployment())
+    report = wait(kube, fake_time, timeout_per_request=0.1)
+    assert report.attempts["deployment"] == 2
+    assert fake_time.sleeps == [0.5]
+
+
+def test_pod_ip_match_can_be_switched_off(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("pods", status(403, "pods is forbidden", "Forbidden"))
+    assert wait(kube, fake_time, match_pod_ips=False).attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert kube.count("pods") == 0
+
+
+def test_409_on_the_dry_run_means_the_webhook_answered(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("dryrun", status(409, "already exists", "AlreadyExists"))
+    assert wait(kube, fake_time).attempts["dryRun"] == 1
+
+
+# --------------------------------------------------------------------------- (b) never ready: bounded, explained
+
+
+def test_gives_up_on_the_dry_run_after_exactly_the_attempt_limit(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("dryrun", status(500, WEBHOOK_500))
+
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time, attempts=4)
+
+    err = caught.value
+    assert str(err).splitlines() == [
+        "Kueue is not ready: step 3/3 (dry-run create of a kueue.x-k8s.io/v1beta2 ResourceFlavor) "
+        "gave up after 4 attempts over 3.5s (attempt limit reached).",
+        f"Last result: HTTP 500: {WEBHOOK_500}",
+        *CHECK,
+    ]
+    assert (err.step, err.attempts, err.status, err.retryable) == ("dryRun", 4, 500, True)
+    assert kube.count("dryrun") == 4
+    assert fake_time.sleeps == [0.5, 1.0, 2.0]
+
+
+def test_gives_up_on_an_unavailable_deployment(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.script("deployment", deployment(available=False))
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time, attempts=3)
+    assert str(caught.value).splitlines() == [
+        "Kueue is not ready: step 1/3 (deployment kueue-system/kueue-controller-manager) "
+        "gave up after 3 attempts over 1.5s (attempt limit reached).",
+        "Last result: HTTP 200: Available=False "
+        "(MinimumReplicasUnavailable: Deployment does not have minimum availability.)",
+        *CHECK,
+    ]
+    assert len(kube.seen) == 3
+
+
+def test_gives_up_on_endpoints_that_never_become_ready(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("endpointslices", slices(not_ready=[POD_IP]))
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time, attempts=2)
+    assert str(caught.value).splitlines()[:2] == [
+        "Kueue is not ready: step 2/3 (webhook endpoints of service kueue-system/kueue-webhook-service) "
+        "gave up after 2 attempts over 0.5s (attempt limit reached).",
+        "Last result: HTTP 200: EndpointSlices of service kueue-webhook-service: 1 endpoint(s), none ready",
+    ]
+
+
+def test_missing_deployment_hints_at_the_install(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.script("deployment", status(404, 'deployments.apps "kueue-controller-manager" not found', "NotFound"))
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time, attempts=2)
+    assert "  is Kueue installed in namespace kueue-system? helm -n kueue-system list" in str(caught.value)
+    assert kube.count("deployment") == 2
+
+
+def test_connection_refused_is_retried_then_reported(request: pytest.FixtureRequest, fake_time: FakeTime) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(KueueNotReady) as caught:
+        wait_for_kueue(
+            ApiServer(f"http://127.0.0.1:{port}"),
+            attempts=3,
+            interval=0.5,
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+        )
+    lines = str(caught.value).splitlines()
+    assert lines[0] == (
+        "Kueue is not ready: step 1/3 (deployment kueue-system/kueue-controller-manager) "
+        "gave up after 3 attempts over 1.5s (attempt limit reached)."
+    )
+    assert lines[1].startswith("Last result: connection failed: ")
+    assert "connection refused" in lines[1].lower()
+    assert fake_time.sleeps == [0.5, 1.0]
+
+
+def test_deadline_cuts_the_last_sleep_short_and_stops(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("endpointslices", slices())
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time, attempts=100, interval=1.0, max_interval=10.0, deadline=5.0)
+    assert fake_time.sleeps == [1.0, 2.0, 2.0]
+    assert kube.count("endpointslices") == 4
+    assert str(caught.value).splitlines()[0] == (
+        "Kueue is not ready: step 2/3 (webhook endpoints of service kueue-system/kueue-webhook-service) "
+        "gave up after 4 attempts over 5.0s (deadline of 5s passed)."
+    )
+
+
+# --------------------------------------------------------------------------- (c) no busy loop
+
+
+def test_every_retry_sleeps_with_capped_exponential_backoff(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.script("deployment", status(502, "bad gateway"))
+    with pytest.raises(KueueNotReady):
+        wait(kube, fake_time, attempts=8, interval=0.25, max_interval=1.0)
+    assert fake_time.sleeps == [0.25, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert all(s > 0 for s in fake_time.sleeps)
+    assert len(kube.seen) == 8 == len(fake_time.sleeps) + 1
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"interval": 0.0}, {"interval": -1.0}, {"attempts": 0}, {"interval": 2.0, "max_interval": 1.0}],
+)
+def test_settings_that_could_spin_or_never_try_are_refused(
+    kube: FakeKube, fake_time: FakeTime, kwargs: dict[str, Any]
+) -> None:
+    with pytest.raises(ValueError):
+        wait(kube, fake_time, **kwargs)
+    assert kube.seen == []
+
+
+# --------------------------------------------------------------------------- (d) fail fast
+
+
+def test_403_fails_fast_after_one_request(kube: FakeKube, fake_time: FakeTime) -> None:
+    forbidden = (
+        'deployments.apps "kueue-controller-manager" is forbidden: User "bench" cannot get resource '
+        '"deployments" in API group "apps" in the namespace "kueue-system"'
+    )
+    kube.script("deployment", status(403, forbidden, "Forbidden"))
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time)
+    assert str(caught.value).splitlines() == [
+        "Kueue readiness check failed: step 1/3 (deployment kueue-system/kueue-controller-manager) "
+        "got an error that retrying won't fix, on attempt 1 after 0.0s.",
+        f"Last result: HTTP 403: {forbidden}",
+        "Check:",
+        "  the credentials are rejected or lack RBAC: kubectl auth can-i get deployments -n kueue-system",
+        *CHECK[1:],
+    ]
+    assert caught.value.retryable is False
+    assert len(kube.seen) == 1
+    assert fake_time.sleeps == []
+
+
+@pytest.mark.parametrize("code", [400, 422])
+def test_a_rejected_dry_run_body_fails_fast(kube: FakeKube, fake_time: FakeTime, code: int) -> None:
+    kube.ready()
+    kube.script("dryrun", status(code, 'ResourceFlavor.kueue.x-k8s.io "" is invalid', "Invalid"))
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time)
+    assert caught.value.step == "dryRun"
+    assert f"Last result: HTTP {code}: " in str(caught.value)
+    assert kube.count("dryrun") == 1
+    assert fake_time.sleeps == []
+
+
+def test_401_fails_fast(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("endpointslices", status(401, "Unauthorized", "Unauthorized"))
+    with pytest.raises(KueueNotReady) as caught:
+        wait(kube, fake_time)
+    assert (caught.value.step, caught.value.attempts) == ("endpoints", 1)
+    assert kube.count("endpointslices") == 1
+
+
+# --------------------------------------------------------------------------- (e) what is sent
+
+
+@pytest.mark.parametrize("api_version", ["v1beta2", "v1beta1", "kueue.x-k8s.io/v1beta2"])
+def test_requests_are_the_kubernetes_ones(kube: FakeKube, fake_time: FakeTime, api_version: str) -> None:
+    kube.ready()
+    wait(kube, fake_time, api_version=api_version)
+    version = api_version.removeprefix("kueue.x-k8s.io/")
+
+    get_slices = next(s for s in kube.seen if s.path == SLICES_PATH)
+    assert get_slices.query == "labelSelector=kubernetes.io%2Fservice-name%3Dkueue-webhook-service"
+    get_pods = next(s for s in kube.seen if s.path == PODS_PATH)
+    assert urllib.parse.parse_qs(get_pods.query) == {"labelSelector": ["control-plane=controller-manager"]}
+
+    (post,) = [s for s in kube.seen if s.method == "POST"]
+    assert post.path == f"/apis/kueue.x-k8s.io/{version}/resourceflavors"
+    assert post.query == "dryRun=All"
+    assert post.body == {
+        "apiVersion": f"kueue.x-k8s.io/{version}",
+        "kind": "ResourceFlavor",
+        "metadata": {"generateName": "aiperf-kueue-readiness-"},
+        "spec": {},
+    }
+    assert post.headers["Content-Type"] == "application/json"
+    assert all(s.headers["Authorization"] == "Bearer t0ken" for s in kube.seen)
+    assert all(s.headers["Accept"] == "application/json" for s in kube.seen)
+
+
+# --------------------------------------------------------------------------- kubeconfig and in-cluster
+
+
+def write_kubeconfig(
+    path: Path,
+    server: str,
+    *,
+    cluster: dict[str, Any] | None = None,
+    user: dict[str, Any] | None = None,
+    extra_context: bool = False,
+) -> Path:
+    doc: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "bench",
+        "clusters": [{"name": "gpu", "cluster": {"server": server, **(cluster or {})}}],
+        "users": [{"name": "bench", "user": user or {}}],
+        "contexts": [{"name": "bench", "context": {"cluster": "gpu", "user": "bench", "namespace": "default"}}],
+    }
+    if extra_context:
+        doc["clusters"].append({"name": "other", "cluster": {"server": "https://other.invalid:6443"}})
+        doc["users"].append({"name": "other", "user": {"token": "other-token"}})
+        doc["contexts"].append({"name": "other", "context": {"cluster": "other", "user": "other"}})
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_kubeconfig_with_token_and_insecure(kube: FakeKube, fake_time: FakeTime, tmp_path: Path) -> None:
+    path = write_kubeconfig(
+        tmp_path / "config", kube.url, cluster={"insecure-skip-tls-verify": True}, user={"token": "from-kubeconfig"}
+    )
+    api = from_kubeconfig(path)
+    assert (api.server, api.token, api.insecure, api.ca_data) == (kube.url, "from-kubeconfig", True, None)
+    assert "from-kubeconfig" not in repr(api)
+
+    kube.ready()
+    wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
+    assert {s.headers["Authorization"] for s in kube.seen} == {"Bearer from-kubeconfig"}
+
+
+def test_kubeconfig_context_choice_and_kubeconfig_env_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = write_kubeconfig(tmp_path / "a", "https://gpu.invalid:6443", user={"token": "a"}, extra_context=True)
+    assert ApiServer.from_kubeconfig(first).server == "https://gpu.invalid:6443"
+    assert ApiServer.from_kubeconfig(first, context="other").token == "other-token"
+    with pytest.raises(KubeconfigError, match=r"context 'nope' not found \(contexts: bench, other\)"):
+        ApiServer.from_kubeconfig(first, context="nope")
+
+    # Merged like kubectl: the first file to name an entry wins; missing files are skipped.
+    second = write_kubeconfig(tmp_path / "b", "https://shadowed.invalid:6443", user={"token": "b"})
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}:{first}:{second}")
+    assert (ApiServer.from_kubeconfig().server, ApiServer.from_kubeconfig().token) == ("https://gpu.invalid:6443", "a")
+
+
+@pytest.mark.parametrize(
+    ("user", "match"),
+    [
+        ({"auth-provider": {"name": "gcp"}}, "auth-provider 'gcp', which is not supported"),
+        ({"username": "admin", "password": "pw"}, "basic auth, which is not supported"),
+        ({"client-certificate-data": "not base64!"}, "client-certificate-data is not base64-encoded PEM"),
+        ({"client-certificate": "nowhere.crt"}, "client-certificate 'nowhere.crt' not found"),
+        ({"exec": {"command": "no-such-plugin-x", "installHint": "install it"}}, "not found. install it"),
+    ],
+)
+def test_unusable_kubeconfig_users_are_explained(tmp_path: Path, user: dict[str, Any], match: str) -> None:
+    path = write_kubeconfig(tmp_path / "config", "https://gpu.invalid:6443", user=user)
+    with pytest.raises(KubeconfigError, match=match):
+        from_kubeconfig(path)
+
+
+def test_missing_kubeconfig(tmp_path: Path) -> None:
+    with pytest.raises(KubeconfigError, match="kubeconfig not found"):
+        from_kubeconfig(tmp_path / "absent")
+
+
+def test_exec_credential_plugin(kube: FakeKube, fake_time: FakeTime, tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "import json, os\n"
+        "info = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n"
+        "print(json.dumps({'apiVersion': info['apiVersion'], 'kind': 'ExecCredential',\n"
+        "                  'status': {'token': os.environ['PREFIX'] + info['kind']}}))\n"
+    )
+    exec_spec = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "command": sys.executable,
+        "args": [str(plugin)],
+        "env": [{"name": "PREFIX", "value": "exec-"}],
+        "interactiveMode": "Never",
+    }
+    api = from_kubeconfig(write_kubeconfig(tmp_path / "config", kube.url, user={"exec": exec_spec}))
+    assert api.token == "exec-ExecCredential"
+
+
+def test_in_cluster(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("sa-token\n")
+    (tmp_path / "ca.crt").write_text("PEM")
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    api = ApiServer.in_cluster(env, tmp_path)
+    assert (api.server, api.token, api.ca_file) == ("https://10.96.0.1:443", "sa-token", str(tmp_path / "ca.crt"))
+    assert ApiServer.in_cluster({"KUBERNETES_SERVICE_HOST": "fd00::1"}, tmp_path).server == "https://[fd00::1]:443"
+    with pytest.raises(KubeconfigError, match="KUBERNETES_SERVICE_HOST is not set"):
+        ApiServer.in_cluster({}, tmp_path)
+
+
+# --------------------------------------------------------------------------- TLS: CA data, client certificates
+
+
+@dataclass(frozen=True)
+class Pki:
+    dir: Path
+    ca: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl CLI not available to make test certificates")
+    d = tmp_path_factory.mktemp("pki")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl(
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test-ca",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=d,
+    )
+    for name, ext in (
+        ("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+        ("client", "extendedKeyUsage=clientAuth\n"),
+    ):
+        (d / f"{name}.ext").write_text(f"basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n{ext}")
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.crt",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+            cwd=d,
+        )
+    return Pki(d, d / "ca.crt", d / "server.crt", d / "server.key", d / "client.crt", d / "client.key")
+
+
+def _tls_kube(request: pytest.FixtureRequest, pki: Pki, *, require_client_cert: bool = False) -> FakeKube:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(pki.server_cert, pki.server_key)
+    if require_client_cert:
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(pki.ca)
+    kube = _start(request, ctx)
+    kube.ready()
+    return kube
+
+
+def b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def test_kubeconfig_ca_data_verifies_the_server(
+    request: pytest.FixtureRequest, pki: Pki, fake_time: FakeTime, tmp_path: Path
+) -> None:
+    kube = _tls_kube(request, pki)
+    path = write_kubeconfig(
+        tmp_path / "config", kube.url, cluster={"certificate-authority-data": b64(pki.ca)}, user={"token": "tls"}
+    )
+    api = from_kubeconfig(path)
+    assert api.ca_data == pki.ca.read_text()
+    report = wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+
+
+def test_kubeconfig_ca_file_relative_to_the_kubeconfig(
+    request: pytest.FixtureRequest, pki: Pki, fake_time: FakeTime
+) -> None:
+    kube = _tls_kube(request, pki)
+    path = write_kubeconfig(pki.dir / "kubeconfig-relative", kube.url, cluster={"certificate-authority": "ca.crt"})
+    assert from_kubeconfig(path).ca_file == str(pki.ca)
+    wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
+
+
+def test_wrong_ca_fails_fast_and_insecure_skips_verification(
+    request: pytest.FixtureRequest, pki: Pki, fake_time: FakeTime, tmp_path: Path
+) -> None:
+    kube = _tls_kube(request, pki)
+    with pytest.raises(KueueNotReady) as caught:
+        # The server's own certificate is no CA for its chain.
+        wait_for_kueue(
+            ApiServer(kube.url, ca_data=pki.client_cert.read_text()), sleep=fake_time.sleep, clock=fake_time.clock
+        )
+    assert caught.value.retryable is False
+    assert caught.value.attempts == 1
+    assert "Last result: TLS verification of the API server failed" in str(caught.value)
+    assert "  the kubeconfig's certificate-authority(-data) does not match the API server" in str(caught.value)
+    assert fake_time.sleeps == []
+
+    path = write_kubeconfig(tmp_path / "config", kube.url, cluster={"insecure-skip-tls-verify": True})
+    wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
+
+
+def test_kubeconfig_client_certificate_data(
+    request: pytest.FixtureRequest, pki: Pki, fake_time: FakeTime, tmp_path: Path
+) -> None:
+    kube = _tls_kube(request, pki, require_client_cert=True)
+    user = {"client-certificate-data": b64(pki.client_cert), "client-key-data": b64(pki.client_key)}
+    path = write_kubeconfig(
+        tmp_path / "config", kube.url, cluster={"certificate-authority-data": b64(pki.ca)}, user=user
+    )
+    report = wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert "Authorization" not in kube.seen[0].headers
+
+
+# --------------------------------------------------------------------------- the Pulumi dynamic provider
+
+
+def provider_inputs(kubeconfig: Path, **overrides: Any) -> dict[str, Any]:
+    inputs: dict[str, Any] = {
+        "namespace": NS,
+        "deployment": "kueue-controller-manager",
+        "webhookService": "kueue-webhook-service",
+        "apiVersion": "v1beta2",
+        "kueueVersion": "0.19.2",
+        "kubeconfig": str(kubeconfig),
+        "context": None,
+        # The engine hands numbers to providers as floats.
+        "attempts": 3.0,
+        "intervalSeconds": 0.001,
+        "timeoutSeconds": 30.0,
+        "__provider": "serialized-provider",
+    }
+    inputs.update(overrides)
+    return inputs
+
+
+def test_provider_create_waits_end_to_end(kube: FakeKube, tmp_path: Path) -> None:
+    kube.ready()
+    kube.script("deployment", status(503, "unavailable", "ServiceUnavailable"), deployment())
+    kube.script("dryrun", status(500, WEBHOOK_500), CREATED)
+    config = write_kubeconfig(tmp_path / "config", kube.url, user={"token": "pulumi"})
+
+    result = KueueReadinessProvider().create(provider_inputs(config))
+
+    assert result.id == "kueue-system/kueue-controller-manager"
+    assert result.outs is not None
+    assert result.outs["ready"] is True
+    assert result.outs["attemptsPerStep"] == {"deployment": 2, "endpoints": 1, "dryRun": 2}
+    assert result.outs["kueueVersion"] == "0.19.2"
+    assert "__provider" not in result.outs
+    assert kube.count("dryrun") == 2
+    assert {s.headers["Authorization"] for s in kube.seen} == {"Bearer pulumi"}
+
+
+def test_provider_create_fails_with_the_readable_message(kube: FakeKube, tmp_path: Path) -> None:
+    kube.ready()
+    kube.script("endpointslices", slices())
+    config = write_kubeconfig(tmp_path / "config", kube.url)
+    with pytest.raises(KueueNotReady, match=r"step 2/3 .* gave up after 2 attempts"):
+        KueueReadinessProvider().create(provider_inputs(config, attempts=2.0))
+    assert kube.count("endpointslices") == 2
+
+
+def test_provider_diff_replaces_only_when_the_gated_kueue_changes(tmp_path: Path) -> None:
+    provider = KueueReadinessProvider()
+    olds = {**provider_inputs(tmp_path), "ready": True, "attemptsPerStep": {"deployment": 1}}
+
+    upgrade = provider.diff("id", olds, provider_inputs(tmp_path, kueueVersion="0.19.3"))
+    assert (upgrade.changes, upgrade.replaces) == (True, ["kueueVersion"])
+    moved = provider.diff("id", olds, provider_inputs(tmp_path, namespace="kueue"))
+    assert moved.replaces == ["namespace"]
+
+    tuned = provider.diff("id", olds, provider_inputs(tmp_path, attempts=10.0))
+    assert (tuned.changes, tuned.replaces) == (True, [])
+    same = provider.diff("id", olds, provider_inputs(tmp_path, __provider="re-pickled"))
+    assert (same.changes, same.replaces) == (False, [])
+
+    updated = provider.update("id", olds, provider_inputs(tmp_path, attempts=10.0))
+    assert updated.outs is not None
+    assert (updated.outs["attempts"], updated.outs["ready"]) == (10.0, True)
+    assert provider.delete("id", olds) is None
+
+
+def test_provider_check_rejects_what_would_spin_or_never_try(tmp_path: Path) -> None:
+    provider = KueueReadinessProvider()
+    assert provider.check({}, provider_inputs(tmp_path)).failures == []
+    bad = provider.check({}, provider_inputs(tmp_path, attempts=0.0, intervalSeconds=0.0, kueueVersion=""))
+    assert sorted(f.property for f in bad.failures) == ["attempts", "intervalSeconds", "kueueVersion"]
+
+
+def test_provider_survives_pulumis_pickling() -> None:
+    dill = pytest.importorskip("dill")
+    from pulumi.dynamic.dynamic import serialize_provider
+
+    restored = dill.loads(base64.b64decode(serialize_provider(KueueReadinessProvider())))
+    assert isinstance(restored, KueueReadinessProvider)
+    diff: Callable[..., Any] = restored.diff
+    assert diff("id", {"kueueVersion": "1"}, {"kueueVersion": "2"}).replaces == ["kueueVersion"]
