@@ -1,0 +1,378 @@
+"""Kueue flavor assignment on an empty cluster, with small hand-built QueuePlans.
+
+Job sizes (newest defaults unless said otherwise; see test_sizing.py):
+concurrency 50 → controller 450m/1792Mi + 1 worker pod 150m/4Gi = 600m/5888Mi;
+docs preset, concurrency 50 → controller 450m/1792Mi + worker pod 3350m/6Gi = 3800m/7936Mi.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from aiperf_kueue import quantity
+from aiperf_kueue.admission import (
+    Assignment,
+    PodSetAssignment,
+    assign,
+    borrowable,
+    check_jobs,
+    max_capacity,
+)
+from aiperf_kueue.config.jobs import AIPerfJobSpec, Job, Sweep, expand_sweeps
+from aiperf_kueue.errors import Problem
+from aiperf_kueue.kueue import KueueTarget
+from aiperf_kueue.loader import parse_config
+from aiperf_kueue.planner import PoolTotal, QueuePlan
+from aiperf_kueue.sizing import PodSet, job_shape, preset
+
+GI = 2**30
+MI = 2**20
+Amounts = dict[str, Fraction]
+
+
+def amounts(cpu: str, memory: str, **more: str) -> Amounts:
+    out = {"cpu": quantity.parse(cpu), "memory": quantity.parse(memory)}
+    out.update({k.replace("_", "-"): quantity.parse(v) for k, v in more.items()})
+    return out
+
+
+def make_plan(
+    pools: dict[str, Amounts],
+    nominal: dict[str, dict[str, Amounts]],
+    borrowing: dict[str, dict[str, Amounts]] | None = None,
+    lending: dict[str, dict[str, Amounts]] | None = None,
+    covered: tuple[str, ...] = ("cpu", "memory"),
+) -> QueuePlan:
+    return QueuePlan(
+        target=KueueTarget.resolve("0.19.2", "auto"),
+        covered_resources=covered,
+        pools=tuple(PoolTotal(name, totals, None) for name, totals in pools.items()),
+        nominal=nominal,
+        borrowing=borrowing or {},
+        lending=lending or {},
+    )
+
+
+def spec(concurrency: int = 50, **fields: Any) -> AIPerfJobSpec:
+    phases = [{"name": "profiling", "type": "concurrency", "concurrency": concurrency, "requests": 100}]
+    benchmark = {"endpoint": {"urls": ["http://llm:8000"]}, "phases": phases, **fields.pop("benchmark", {})}
+    return AIPerfJobSpec.model_validate({"benchmark": benchmark, **fields})
+
+
+def pod_sets(concurrency: int = 50, sizing: str = "newest", **fields: Any) -> tuple[PodSet, ...]:
+    return job_shape(spec(concurrency, **fields), preset(sizing)).pod_sets
+
+
+#: One CPU pool shared by three teams.
+SHARED = make_plan(
+    {"cpu": amounts("16", "128Gi")},
+    {
+        "team-a": {"cpu": amounts("2", "64Gi")},
+        "team-b": {"cpu": amounts("6", "32Gi")},
+        "team-c": {"cpu": amounts("8", "32Gi")},
+    },
+)
+
+
+def test_max_capacity_without_cohort_is_nominal() -> None:
+    assert max_capacity(SHARED, "team-a", "cpu", "cpu", in_cohort=False) == 2
+    assert borrowable(SHARED, "team-a", "cpu", "memory", in_cohort=False) == 0
+
+
+def test_max_capacity_in_cohort_adds_what_the_others_lend() -> None:
+    # team-b and team-c lend everything: 6 + 8 = 14 CPU, 32Gi + 32Gi memory.
+    assert max_capacity(SHARED, "team-a", "cpu", "cpu", in_cohort=True) == 16
+    assert max_capacity(SHARED, "team-a", "cpu", "memory", in_cohort=True) == 128 * GI
+
+
+def test_max_capacity_respects_lending_and_borrowing_limits() -> None:
+    plan = make_plan(
+        {"cpu": amounts("16", "128Gi")},
+        SHARED.nominal,
+        borrowing={"team-a": {"cpu": {"cpu": Fraction(3)}}},
+        lending={"team-c": {"cpu": {"cpu": Fraction(1), "memory": Fraction(0)}}},
+    )
+    # Others lend 6 + 1 = 7 CPU, but team-a's borrowingLimit caps it at 3.
+    assert borrowable(plan, "team-a", "cpu", "cpu", in_cohort=True) == 3
+    assert max_capacity(plan, "team-a", "cpu", "cpu", in_cohort=True) == 5
+    # Memory: team-b lends 32Gi, team-c 0 (lendingLimit); no borrowingLimit for memory.
+    assert max_capacity(plan, "team-a", "cpu", "memory", in_cohort=True) == 96 * GI
+    # team-b borrows from team-a (all 2) and team-c (lendingLimit 1): 6 + 3.
+    assert max_capacity(plan, "team-b", "cpu", "cpu", in_cohort=True) == 9
+
+
+def test_fits_on_nominal() -> None:
+    result = assign(SHARED, "team-a", pod_sets(50), in_cohort=False)
+    assert result == Assignment(
+        cluster_queue="team-a",
+        pod_sets=(PodSetAssignment("controller", 1, "cpu"), PodSetAssignment("workers", 1, "cpu")),
+        usage={"cpu": {"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)}},
+        fits=True,
+        borrowing=False,
+        jobs_on_nominal=3,  # floor(2 / 600m) = 3; floor(64Gi / 5888Mi) = 11
+        jobs_at_max_capacity=3,
+    )
+
+
+def test_fits_only_by_borrowing() -> None:
+    # docs preset: 3800m / 7936Mi. team-a has 2 CPU of its own; the cohort lends 14 more.
+    result = assign(SHARED, "team-a", pod_sets(50, "docs"), in_cohort=True)
+    assert result == Assignment(
+        cluster_queue="team-a",
+        pod_sets=(
+            PodSetAssignment("controller", 1, "cpu", borrowing=False),  # 450m <= 2
+            PodSetAssignment("workers", 1, "cpu", borrowing=True),  # 450m + 3350m > 2
+        ),
+        usage={"cpu": {"cpu": Fraction(3800, 1000), "memory": Fraction(7936 * MI)}},
+        fits=True,
+        borrowing=True,
+        jobs_on_nominal=0,
+        jobs_at_max_capacity=4,  # floor(16 / 3.8) = 4; floor(128Gi / 7936Mi) = 16
+        error=None,
+    )
+
+
+def test_fits_nowhere_without_cohort() -> None:
+    result = assign(SHARED, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    assert not result.fits
+    assert result.error == (
+        "needs cpu 3800m, memory 7936Mi in one flavor; ClusterQueue team-a can reach at most cpu 2, memory 64Gi "
+        "(nominal, no cohort)"
+    )
+    assert result.pod_sets == (PodSetAssignment("controller", 1, None), PodSetAssignment("workers", 1, None))
+
+
+def test_fits_nowhere_even_by_borrowing() -> None:
+    plan = make_plan(
+        {"cpu": amounts("8", "64Gi")},
+        {"team-a": {"cpu": amounts("2", "32Gi")}, "team-b": {"cpu": amounts("6", "32Gi")}},
+    )
+    # 200 workers = 20 pods: 450m + 20 × 150m = 3450m; 1792Mi + 20 × 4096Mi = 83712Mi.
+    result = assign(plan, "team-a", pod_sets(20_000), in_cohort=True)
+    assert result.error == (
+        "needs cpu 3450m, memory 83712Mi in one flavor; ClusterQueue team-a can reach at most "
+        "cpu 8 (nominal 2 + borrowable 6), memory 64Gi (nominal 32Gi + borrowable 32Gi)"
+    )
+
+
+#: Two pools: a small one first, a large one second.
+TWO_POOLS = {"small": amounts("1", "8Gi"), "large": amounts("16", "64Gi")}
+
+
+def test_lands_on_second_flavor_when_first_is_too_small() -> None:
+    # small: 1 CPU but only 1Gi memory: neither podSet fits there.
+    plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("1", "1Gi"), "large": amounts("8", "32Gi")}})
+    result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    assert result.pod_sets == (PodSetAssignment("controller", 1, "large"), PodSetAssignment("workers", 1, "large"))
+    assert result.flavors == ("large",)
+    assert result.usage == {"large": {"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)}}
+    assert (result.borrowing, result.jobs_on_nominal) == (False, 5)  # floor(32Gi / 5888Mi) = 5; 8 / 600m = 13
+
+
+def test_podsets_accumulate_on_a_flavor() -> None:
+    # small holds 600m: controller (450m) then workers (150m) fill it exactly.
+    fits = make_plan(TWO_POOLS, {"team-a": {"small": amounts("600m", "8Gi"), "large": amounts("8", "32Gi")}})
+    assert assign(fits, "team-a", pod_sets(50), in_cohort=False).flavors == ("small",)
+    # 599m: the controller still fits small, but 450m + 150m does not, so the workers go to large.
+    split = make_plan(TWO_POOLS, {"team-a": {"small": amounts("599m", "8Gi"), "large": amounts("8", "32Gi")}})
+    result = assign(split, "team-a", pod_sets(50), in_cohort=False)
+    assert result.pod_sets == (PodSetAssignment("controller", 1, "small"), PodSetAssignment("workers", 1, "large"))
+    assert result.usage == {
+        "small": {"cpu": Fraction(450, 1000), "memory": Fraction(1792 * MI)},
+        "large": {"cpu": Fraction(150, 1000), "memory": Fraction(4096 * MI)},
+    }
+    assert result.jobs_on_nominal == 1  # small: floor(599m / 450m) = 1
+
+
+def test_each_podset_gets_the_first_flavor_it_fits() -> None:
+    # small: 400m. The controller (450m) goes to large; the worker pod (150m) alone fits small.
+    plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("400m", "8Gi"), "large": amounts("8", "32Gi")}})
+    result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    assert result.pod_sets == (PodSetAssignment("controller", 1, "large"), PodSetAssignment("workers", 1, "small"))
+
+
+def test_fits_nowhere_lists_every_flavor() -> None:
+    plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("1", "1Gi"), "large": amounts("2", "4Gi")}})
+    result = assign(plan, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    assert result.error == (
+        "needs cpu 3800m, memory 7936Mi in one flavor; ClusterQueue team-a can reach at most "
+        "cpu 1, memory 1Gi in flavor small; cpu 2, memory 4Gi in flavor large (nominal, no cohort)"
+    )
+
+
+def test_when_can_borrow_try_next_flavor() -> None:
+    # team-a owns nothing in small (team-b lends it 8 CPU there) and 8 CPU in large.
+    plan = make_plan(
+        {"small": amounts("8", "32Gi"), "large": amounts("8", "32Gi")},
+        {
+            "team-a": {"small": amounts("0", "0"), "large": amounts("8", "32Gi")},
+            "team-b": {"small": amounts("8", "32Gi"), "large": amounts("0", "0")},
+        },
+    )
+    stop = assign(plan, "team-a", pod_sets(50), in_cohort=True)
+    assert (stop.flavors, stop.borrowing, stop.jobs_on_nominal) == (("small",), True, 0)
+    try_next = assign(plan, "team-a", pod_sets(50), in_cohort=True, when_can_borrow="TryNextFlavor")
+    assert (try_next.flavors, try_next.borrowing, try_next.jobs_on_nominal) == (("large",), False, 5)
+
+
+def test_uncovered_resource_waits_forever() -> None:
+    init = [{"name": "scratch", "resources": {"requests": {"ephemeral-storage": "10Gi"}}}]
+    result = assign(SHARED, "team-a", pod_sets(50, podTemplate={"initContainers": init}), in_cohort=False)
+    assert result.error == (
+        "requests ephemeral-storage 20Gi, which ClusterQueue team-a does not cover: it would wait forever with "
+        "'resource ephemeral-storage unavailable in ClusterQueue'; add ephemeral-storage to "
+        "queues.coveredResources (with the pools' extraResources) or drop the request"
+    )
+
+
+def test_covered_extra_resource_is_charged() -> None:
+    plan = make_plan(
+        {"cpu": amounts("16", "128Gi", ephemeral_storage="1Ti")},
+        {"team-a": {"cpu": amounts("2", "64Gi", ephemeral_storage="50Gi")}},
+        covered=("cpu", "memory", "ephemeral-storage"),
+    )
+    init = [{"name": "scratch", "resources": {"requests": {"ephemeral-storage": "10Gi"}}}]
+    result = assign(plan, "team-a", pod_sets(50, podTemplate={"initContainers": init}), in_cohort=False)
+    assert result.usage["cpu"]["ephemeral-storage"] == 20 * GI
+    assert result.jobs_on_nominal == 2  # floor(50Gi / 20Gi)
+
+
+def test_resource_mode_none_always_fits() -> None:
+    result = assign(SHARED, "team-a", pod_sets(20_000, resourceMode="none"), in_cohort=False)
+    assert result == Assignment(
+        cluster_queue="team-a",
+        pod_sets=(PodSetAssignment("controller", 1, None), PodSetAssignment("workers", 20, None)),
+        usage={},
+        fits=True,
+        borrowing=False,
+        jobs_on_nominal=None,
+        jobs_at_max_capacity=None,
+    )
+
+
+def test_unknown_cluster_queue() -> None:
+    with pytest.raises(KeyError, match="unknown ClusterQueue 'team-z'"):
+        assign(SHARED, "team-z", pod_sets(50), in_cohort=False)
+
+
+# --------------------------------------------------------------------------- check_jobs
+
+STACK: dict[str, Any] = {
+    "inventory": {"pools": [{"name": "cpu", "nodes": 2, "cpu": "8", "memory": "64Gi"}]},
+    "queues": {
+        "clusterQueues": [
+            {"name": "team-a", "share": 25, "namespaces": [{"name": "bench-a", "defaultQueue": True}]},
+            {"name": "team-b", "share": 75, "namespaces": [{"name": "bench-b", "localQueue": "lq-b"}]},
+        ]
+    },
+    "priorityClasses": [{"name": "high", "value": 100}],
+}
+#: The plan of STACK: 25% / 75% of 16 CPU and 128Gi.
+STACK_PLAN = make_plan(
+    {"cpu": amounts("16", "128Gi")},
+    {"team-a": {"cpu": amounts("4", "32Gi")}, "team-b": {"cpu": amounts("12", "96Gi")}},
+)
+
+
+def base_spec(**fields: Any) -> dict[str, Any]:
+    phases = [{"name": "profiling", "type": "concurrency", "concurrency": 1, "requests": 100}]
+    return {"benchmark": {"endpoint": {"urls": ["http://llm:8000"]}, "phases": phases}, **fields}
+
+
+def test_check_jobs_reports_a_sweep_point_that_never_fits() -> None:
+    config = parse_config(STACK, "test.yaml")
+    jobs = [Job.model_validate({"name": "smoke", "namespace": "bench-a", "priorityClass": "high", "spec": base_spec()})]
+    # connectionsPerWorker 1: c128 → 128 workers → 130 → 13 pods:
+    # 450m + 13 × 150m = 2400m; 1792Mi + 13 × 4096Mi = 55040Mi > team-a's 32Gi.
+    sweeps = [
+        Sweep.model_validate(
+            {
+                "name": "latency-sweep",
+                "namespace": "bench-a",
+                "concurrency": [1, 8, 32, 128],
+                "spec": base_spec(connectionsPerWorker=1),
+            }
+        )
+    ]
+    report = check_jobs(expand_sweeps(jobs, sweeps, "test.yaml"), config, STACK_PLAN, preset())
+    assert [(a.entry.name, a.local_queue, a.shape.num_pods, a.assignment.fits) for a in report.admissions] == [
+        ("smoke", "aiperf-queue", 1, True),
+        ("latency-sweep-c1", "aiperf-queue", 1, True),
+        ("latency-sweep-c8", "aiperf-queue", 1, True),  # 8 workers, one pod
+        ("latency-sweep-c32", "aiperf-queue", 4, True),  # 32 → 40 workers: 1050m / 18176Mi
+        ("latency-sweep-c128", "aiperf-queue", 13, False),
+    ]
+    message = (
+        "needs cpu 2400m, memory 55040Mi in one flavor; ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
+        "(nominal, no cohort)"
+    )
+    assert report.problems == (Problem("sweeps[0]", f"latency-sweep-c128: {message}"),)
+    assert report.admissions[-1].message == f"sweeps[0] latency-sweep-c128: {message}"
+    assert report.admissions[0].message is None
+    assert report.warnings == ()
+
+
+def test_check_jobs_borrowing_warning_in_cohort() -> None:
+    config = parse_config({**STACK, "queues": {**STACK["queues"], "cohort": "all"}}, "test.yaml")
+    sweeps = [
+        Sweep.model_validate(
+            {"name": "lat", "namespace": "bench-a", "concurrency": [128], "spec": base_spec(connectionsPerWorker=1)}
+        )
+    ]
+    report = check_jobs(expand_sweeps([], sweeps, "test.yaml"), config, STACK_PLAN, preset())
+    assert report.problems == ()
+    assert report.admissions[0].assignment.borrowing
+    assert report.warnings == (
+        "sweeps[0] lat-c128: needs cpu 2400m, memory 55040Mi, more than ClusterQueue team-a's nominal quota in "
+        "flavor cpu; it runs only on quota borrowed from cohort 'all' and waits while the lenders use it",
+    )
+
+
+def test_check_jobs_resolution_problems() -> None:
+    config = parse_config(STACK, "test.yaml")
+    jobs = [
+        Job.model_validate(entry)
+        for entry in [
+            {"name": "nowhere", "namespace": "other", "spec": base_spec()},
+            {"name": "bad-queue", "namespace": "bench-b", "queue": "aiperf-queue", "spec": base_spec()},
+            {"name": "bad-class", "namespace": "bench-b", "priorityClass": "low", "spec": base_spec()},
+            {"name": "bad-size", "namespace": "bench-b", "spec": _workers(25)},
+            {"name": "default-lq", "namespace": "bench-a", "queue": "default", "spec": base_spec()},
+            {"name": "own-lq", "namespace": "bench-b", "spec": base_spec()},
+        ]
+    ]
+    report = check_jobs(expand_sweeps(jobs, [], "test.yaml"), config, STACK_PLAN, preset())
+    assert report.problems == (
+        Problem(
+            "jobs[0].namespace",
+            "nowhere: namespace 'other' belongs to no ClusterQueue, so no LocalQueue exists there and the job "
+            "would stay Queued forever; list it in a ClusterQueue's namespaces",
+        ),
+        Problem(
+            "jobs[1].queue",
+            "bad-queue: no LocalQueue 'aiperf-queue' in namespace 'bench-b' (LocalQueues there: lq-b); Kueue would "
+            'keep the job pending with "LocalQueue aiperf-queue doesn\'t exist"',
+        ),
+        Problem(
+            "jobs[2].priorityClass",
+            "bad-class: unknown WorkloadPriorityClass 'low'; declared: high (aiperf-kueue:priorityClasses)",
+        ),
+        Problem(
+            "jobs[3].spec.benchmark.runtime.workers",
+            "bad-size: 25 workers is not a multiple of workersPerPod 10, and a JobSet cannot express a partial final "
+            "pod (the operator fails the AIPerfJob): use 20 or 30, or set runtime.workersPerPod to a divisor of 25",
+        ),
+    )
+    assert [(a.entry.name, a.cluster_queue, a.local_queue) for a in report.admissions] == [
+        ("default-lq", "team-a", "default"),
+        ("own-lq", "team-b", "lq-b"),
+    ]
+
+
+def _workers(n: int) -> dict[str, Any]:
+    spec = base_spec()
+    spec["benchmark"]["runtime"] = {"workers": n}
+    return spec
