@@ -3,7 +3,8 @@
 Load config, build components, export. Logic lives in ``aiperf_kueue`` (pure)
 and ``components`` (thin Pulumi wrappers). Order on ``pulumi up``: Kueue chart →
 readiness gate → ResourceFlavors → Cohort/ClusterQueues → LocalQueues and
-WorkloadPriorityClasses; JobSet chart and the gate → AIPerf operator chart.
+WorkloadPriorityClasses; JobSet chart and the gate → AIPerf operator chart;
+LocalQueue, priority class, operator and JobSet → each AIPerfJob.
 """
 
 import pulumi
@@ -17,16 +18,17 @@ from components.installs import (
     KueueInstall,
     KueueInstallArgs,
 )
+from components.jobs import AIPerfJobs, AIPerfJobsArgs, JobResource
 from components.namespace import BenchmarkNamespace, BenchmarkNamespaceArgs
 from components.priorities import PriorityClasses, PriorityClassesArgs
 from components.queues import KueueQueues, KueueQueuesArgs
 from components.readiness import KueueReadinessGateArgs
 from components.stack_config import load
 
-config, plan = load()
-for warning in plan.warnings:
+stack = load()
+config, plan, target = stack.config, stack.queues, stack.queues.target
+for warning in stack.warnings:
     pulumi.log.warn(warning)
-target = plan.target
 
 kueue = KueueInstall(
     "kueue",
@@ -48,10 +50,10 @@ queues = KueueQueues(
     ),
 )
 
-local_queues: dict[str, list[str]] = {}
+namespaces: dict[str, BenchmarkNamespace] = {}
 for cq in config.queues.cluster_queues:
     for ns in cq.namespaces:
-        component = BenchmarkNamespace(
+        namespaces[ns.name] = BenchmarkNamespace(
             f"ns-{ns.name}",
             BenchmarkNamespaceArgs(
                 namespace=manifests.namespace(ns, cq.name),
@@ -65,41 +67,69 @@ for cq in config.queues.cluster_queues:
                 after=gate,
             ),
         )
-        local_queues[ns.name] = component.local_queue_names
 
-if config.priority_classes:
+priority_classes = (
     PriorityClasses(
         "priorities",
         PriorityClassesArgs([manifests.workload_priority_class(pc, target) for pc in config.priority_classes], gate),
-    )
+    ).classes
+    if config.priority_classes
+    else {}
+)
 
 charts = {}
 if config.kueue.install:
     charts["kueue"] = installs.kueue_release(config, target).as_dict()
-operator_after: list[pulumi.Resource] = [*gate]
+controllers: list[pulumi.Resource] = [*gate]
 if config.jobset.install:
     jobset_release = installs.jobset_release(config)
-    operator_after.append(JobSetInstall("jobset", JobSetInstallArgs(jobset_release)).chart)
+    controllers.append(JobSetInstall("jobset", JobSetInstallArgs(jobset_release)).chart)
     charts["jobset"] = jobset_release.as_dict()
 if config.operator.install:
-    operator_release = installs.operator_release(config, list(local_queues))
+    operator_release = installs.operator_release(config, list(namespaces))
     env = installs.operator_env(config.operator, installs.sizing_env(config))
-    AIPerfOperator(
+    operator = AIPerfOperator(
         "operator",
-        AIPerfOperatorArgs(operator_release, installs.operator_env_patch(config.operator, env), operator_after),
+        AIPerfOperatorArgs(operator_release, installs.operator_env_patch(config.operator, env), controllers),
     )
+    controllers.append(operator.chart)
     charts["operator"] = operator_release.as_dict()
+
+image = installs.operator_image(config.operator)
+if stack.jobs.admissions:
+    AIPerfJobs(
+        "jobs",
+        AIPerfJobsArgs(
+            [
+                JobResource(
+                    manifest=(job := manifests.aiperf_job(a, image, config.operator.default_priority_class)),
+                    after=[
+                        namespaces[a.entry.namespace].local_queues[a.local_queue],
+                        *(
+                            [priority_classes[job["spec"]["scheduling"]["priorityClass"]]]
+                            if "priorityClass" in job["spec"]["scheduling"]
+                            else []
+                        ),
+                        *controllers,
+                    ],
+                    retain_on_delete=a.entry.retain_on_delete,
+                )
+                for a in stack.jobs.admissions
+            ]
+        ),
+    )
 
 pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api})
 pulumi.export("charts", charts)
-pulumi.export("localQueues", local_queues)
+pulumi.export("localQueues", {name: ns.local_queue_names for name, ns in namespaces.items()})
 pulumi.export("quotas", plan.quota_table())
 pulumi.export("pools", plan.pool_table())
+pulumi.export("jobs", stack.jobs_table())
 pulumi.export(
     "kubectl",
     {
         "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in queues.cluster_queue_names},
-        "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in local_queues},
-        "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in local_queues},
+        "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespaces},
+        "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespaces},
     },
 )

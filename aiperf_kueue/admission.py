@@ -349,7 +349,8 @@ def check_jobs(
             )
             continue
         cq_name, local_queues, when = owner
-        local_queue = entry.queue or local_queues[0]
+        # The operator's env default, when set, is what an unlabelled job would get: name it explicitly.
+        local_queue = entry.queue or config.operator.default_queue or local_queues[0]
         if local_queue not in local_queues:
             problems.append(
                 Problem(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aiperf_kueue.config.base import PROJECT
+#: The Pulumi project name: the namespace of every config key.
+PROJECT = "aiperf-kueue"
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 

@@ -17,6 +17,8 @@ import yaml
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
 from aiperf_kueue.kueue import KueueTarget
+from aiperf_kueue.sizing import DEFAULT_WORKERS_PER_POD, sizing_from_config
+from aiperf_kueue.sizing import operator_env as operator_sizing_env
 
 #: Kueue's integration frameworks as each chart family enables them by default.
 _FRAMEWORKS_V1BETA2 = [
@@ -260,5 +262,8 @@ def readiness_gate(config: StackConfig, target: KueueTarget) -> dict[str, Any]:
 
 
 def sizing_env(config: StackConfig) -> dict[str, str]:
-    """Every ``AIPERF_K8S_*`` pod-sizing variable, from the operator's sizing config."""
-    return {}
+    """Every pod-sizing variable the operator reads, from the operator's sizing config, plus the
+    workers-per-pod default the admission proof assumes (the operator's own default, pinned)."""
+    env = operator_sizing_env(sizing_from_config(config.operator.sizing))
+    env["AIPERF_WORKER_DEFAULT_WORKERS_PER_POD"] = str(DEFAULT_WORKERS_PER_POD)
+    return env

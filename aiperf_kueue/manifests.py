@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiperf_kueue import quantity
+from aiperf_kueue.admission import JobAdmission
 from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass, StackConfig
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.planner import QueuePlan
@@ -147,3 +148,34 @@ def all_queue_objects(config: StackConfig, plan: QueuePlan) -> list[Manifest]:
             objs += [local_queue(n, ns.name, cq.name, target) for n in local_queue_names(ns)]
     objs += [workload_priority_class(pc, target) for pc in config.priority_classes]
     return objs
+
+
+#: The AIPerfJob CRD's group/version (aiperf NOTES §1).
+AIPERF_JOB_API_VERSION = "aiperf.nvidia.com/v1alpha1"
+
+#: ``spec`` fields the CRD freezes after creation (CEL ``oldSelf == self``): a change replaces
+#: the job. Only ``cancel`` and ``timeoutSeconds`` may change in place.
+AIPERF_JOB_IMMUTABLE = (
+    "image", "imagePullPolicy", "benchmark", "resourceMode", "connectionsPerWorker", "ttlSecondsAfterFinished",
+    "resultsTtlDays", "keepFailedPods", "podTemplate", "scheduling", "schemaVersion", "sweep", "multiRun", "plot",
+    "variables", "randomSeed", "noSweepTable", "skipEndpointCheck", "failurePolicy",
+)  # fmt: skip
+
+
+def aiperf_job(admission: JobAdmission, default_image: str, default_priority_class: str | None) -> Manifest:
+    """The AIPerfJob of one admitted entry: ``spec.scheduling`` always names the queue, so
+    AIPerf's own preflight checks that LocalQueue; ``spec.image`` defaults to the operator's."""
+    entry = admission.entry
+    spec = entry.manifest_spec(admission.local_queue)
+    if entry.priority_class is None and default_priority_class is not None:
+        spec["scheduling"]["priorityClass"] = default_priority_class
+    spec.setdefault("image", default_image)
+    labels = {"aiperf-kueue/cluster-queue": admission.cluster_queue}
+    if entry.sweep is not None:
+        labels["aiperf-kueue/sweep"] = entry.sweep
+    return {
+        "apiVersion": AIPERF_JOB_API_VERSION,
+        "kind": "AIPerfJob",
+        "metadata": _meta(entry.name, namespace=entry.namespace, labels=labels),
+        "spec": spec,
+    }

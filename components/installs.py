@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,16 @@ def _chart(name: str, release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s
         values=release.values,
         opts=opts,
     )
+
+
+def _with_provider_cluster(gate: KueueReadinessGateArgs) -> KueueReadinessGateArgs:
+    """Wait on the cluster the Kubernetes provider deploys to: its ``kubernetes:context`` and,
+    when it is a path rather than inline YAML, its ``kubernetes:kubeconfig``."""
+    provider = pulumi.Config("kubernetes")
+    kubeconfig = gate.kubeconfig or provider.get("kubeconfig")
+    if kubeconfig is not None and "\n" in kubeconfig:
+        kubeconfig = None  # inline contents: the gate falls back to $KUBECONFIG, as kubectl would
+    return dataclasses.replace(gate, kubeconfig=kubeconfig, context=gate.context or provider.get("context"))
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,9 @@ class KueueInstall(pulumi.ComponentResource):
             )
             gate_after.append(self.chart)
         self.gate = KueueReadinessGate(
-            f"{name}-ready", args.gate, pulumi.ResourceOptions(parent=self, depends_on=gate_after)
+            f"{name}-ready",
+            _with_provider_cluster(args.gate),
+            pulumi.ResourceOptions(parent=self, depends_on=gate_after),
         )
         self.register_outputs({"chart": args.release.as_dict() if args.release else None})
 

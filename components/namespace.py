@@ -45,8 +45,9 @@ class BenchmarkNamespace(pulumi.ComponentResource):
             # The namespace belongs to someone else: server-side apply only our labels.
             ns = k8s.core.v1.NamespacePatch(f"{name}-ns", metadata=meta, opts=pulumi.ResourceOptions(parent=self))
         self.local_queue_names = [m["metadata"]["name"] for m in args.local_queues]
+        self.local_queues: dict[str, KubeObject] = {}
         for manifest in args.local_queues:
-            KubeObject(
+            self.local_queues[manifest["metadata"]["name"]] = KubeObject(
                 f"{name}-lq-{manifest['metadata']['name']}",
                 manifest,
                 pulumi.ResourceOptions(

@@ -27,7 +27,8 @@ class PriorityClasses(pulumi.ComponentResource):
     def __init__(self, name: str, args: PriorityClassesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
-        for manifest in args.classes:
-            KubeObject(f"{name}-{manifest['metadata']['name']}", manifest, child)
+        self.classes = {
+            m["metadata"]["name"]: KubeObject(f"{name}-{m['metadata']['name']}", m, child) for m in args.classes
+        }
         self.class_names = [m["metadata"]["name"] for m in args.classes]
         self.register_outputs({"priorityClassNames": self.class_names})

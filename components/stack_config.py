@@ -7,16 +7,15 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from aiperf_kueue.config import StackConfig
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import decode_engine_config, parse_config
-from aiperf_kueue.planner import QueuePlan, plan_queues
+from aiperf_kueue.stack_plan import StackPlan, plan_stack
 
 #: Where Pulumi.yaml is: relative chart paths start here, under ``pulumi up`` and ``plan`` alike.
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
-def load() -> tuple[StackConfig, QueuePlan]:
+def load() -> StackPlan:
     """Validate and plan; a config problem ends the run with one line per problem.
 
     ``pulumi.RunError`` makes the engine print the message without a traceback.
@@ -25,7 +24,6 @@ def load() -> tuple[StackConfig, QueuePlan]:
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     try:
         config = parse_config(decode_engine_config(raw), source)
-        plan = plan_queues(config, source, PROJECT_DIR)
+        return plan_stack(config, source, PROJECT_DIR)
     except ConfigError as exc:
         raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.lines())) from None
-    return config, plan

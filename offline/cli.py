@@ -14,7 +14,7 @@ from typing import Any
 
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_file_for, stack_name_of
-from aiperf_kueue.planner import plan_queues
+from aiperf_kueue.stack_plan import plan_stack
 from offline import report
 from offline.engine import ROOT, close_worker_loops, run_program
 
@@ -33,7 +33,7 @@ def plan(stack: str, out: Path | None) -> int:
     try:
         values, secret_keys = read_stack_file(path)
         config = parse_config(values, source)
-        plan_queues(config, source, ROOT)  # the program checks again; this keeps a bad stack from registering anything
+        plan_stack(config, source, ROOT)  # the program checks again; this keeps a bad stack from registering anything
     except ConfigError as exc:
         for line in exc.lines():
             print(line, file=sys.stderr)
@@ -48,6 +48,7 @@ def plan(stack: str, out: Path | None) -> int:
         "quotas": outputs.get("quotas", {}),
         "pools": outputs.get("pools", {}),
         "localQueues": outputs.get("localQueues", {}),
+        "jobs": outputs.get("jobs", []),
         "warnings": run.warnings,
     }
     files = {
@@ -68,6 +69,14 @@ def plan(stack: str, out: Path | None) -> int:
         print(f"  {line}")
     print("\nQuotas (nominalQuota per ClusterQueue and flavor):")
     for line in report.quota_table(plan_data["quotas"], plan_data["pools"]):
+        print(f"  {line}")
+    jobs = plan_data["jobs"]
+    print(
+        f"\nAIPerfJobs ({len(jobs)}), each proven to fit its ClusterQueue on an empty cluster:"
+        if jobs
+        else "\nAIPerfJobs: none"
+    )
+    for line in report.jobs_table(jobs):
         print(f"  {line}")
     print("\nCharts:" if outputs.get("charts") else "\nCharts: none (every controller is managed elsewhere)")
     for key, chart in (outputs.get("charts") or {}).items():

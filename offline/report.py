@@ -177,3 +177,32 @@ def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
 def charts_yaml(charts: dict[str, Any]) -> str:
     """``charts.yaml``: per release, the chart, version, namespace and merged values."""
     return yaml.safe_dump(charts, sort_keys=False, default_flow_style=False) if charts else "{}\n"
+
+
+def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
+    """Job, namespace, queue, pods, CPU, memory, flavor, and how many fit at once on nominal quota."""
+    if not jobs:
+        return []
+    header = ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"]
+    rows = [header]
+    for job in jobs:
+        at_once = job["fitOnNominal"]
+        rows.append(
+            [
+                job["name"],
+                job["namespace"],
+                job["queue"],
+                job["priorityClass"] or "-",
+                str(job["pods"]),
+                str(job["requests"].get("cpu", "0")),
+                str(job["requests"].get("memory", "0")),
+                ",".join(job["flavor"]) or "-",
+                "unlimited" if at_once is None else str(at_once) + (" (borrowing)" if job["borrowing"] else ""),
+            ]
+        )
+    return _columns(rows)
+
+
+def _columns(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]

@@ -19,6 +19,7 @@ DEV_PLAN = {
     "quotas": {"benchmarks": {"default": {"cpu": "7200m", "memory": "14745Mi"}}},
     "pools": {"default": {"cpu": "7200m", "memory": "14745Mi"}},
     "localQueues": {"aiperf-benchmarks": ["aiperf-queue"]},
+    "jobs": [],
     "warnings": [],
 }
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from aiperf_kueue import manifests
+from aiperf_kueue import installs, manifests
 from tests.support import COMMITTED_STACKS, committed_run, plan_values
 
 
@@ -37,6 +37,7 @@ def test_prod_shape() -> None:
         "WorkloadPriorityClass": 2,
         "Role": 4,
         "RoleBinding": 4,
+        "AIPerfJob": 6,  # llama-latency and five sweep points
     }
     assert run.outputs["localQueues"] == {
         "bench-team-a": ["aiperf-queue", "default"],
@@ -48,17 +49,28 @@ def test_prod_shape() -> None:
     assert run.outputs["kubectl"]["workloads"]["bench-research"] == "kubectl get workloads -n bench-research"
 
 
+MINIMAL = {
+    "inventory": {"pools": [{"name": "default", "nodes": 1, "cpu": "4", "memory": "8Gi"}]},
+    "queues": {"clusterQueues": [{"name": "team", "share": 100, "namespaces": [{"name": "bench"}]}]},
+}
+
+
 def test_promised_defaults() -> None:
-    config, plan = plan_values(
-        {
-            "inventory": {"pools": [{"name": "default", "nodes": 1, "cpu": "4", "memory": "8Gi"}]},
-            "queues": {"clusterQueues": [{"name": "team", "share": 100, "namespaces": [{"name": "bench"}]}]},
-        }
-    )
-    assert config.model_dump(by_alias=True, exclude_none=True) == {
-        "kueue": {"version": "0.19.2", "apiVersion": "auto"},
+    config, plan = plan_values(MINIMAL)
+    assert config.model_dump(by_alias=True, exclude_none=True, mode="json") == {
+        "kueue": {
+            "version": "0.19.2",
+            "apiVersion": "auto",
+            "install": True,
+            "namespace": "kueue-system",
+            "releaseName": "kueue",
+            "protect": True,
+            "manageJobsWithoutQueueName": False,
+            "values": {},
+            "readiness": {"attempts": 40, "intervalSeconds": 2.0},
+        },
         "inventory": {
-            "headroom": 0,
+            "headroom": "0",
             "pools": [
                 {
                     "name": "default",
@@ -79,7 +91,7 @@ def test_promised_defaults() -> None:
             "clusterQueues": [
                 {
                     "name": "team",
-                    "share": 100,
+                    "share": "100",
                     "namespaces": [
                         {
                             "name": "bench",
@@ -93,13 +105,66 @@ def test_promised_defaults() -> None:
                 }
             ],
         },
+        "jobset": {
+            "install": True,
+            "version": "0.12.0",
+            "namespace": "jobset-system",
+            "releaseName": "jobset",
+            "chart": "oci://registry.k8s.io/jobset/charts/jobset",
+            "values": {},
+        },
+        "operator": {
+            "install": True,
+            "chart": "../aiperf/deploy/helm/aiperf-operator",
+            "namespace": "aiperf-system",
+            "releaseName": "aiperf-operator",
+            "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.8.0"},
+            "sizing": {"preset": "newest", "controller": {}},
+            "values": {},
+        },
         "priorityClasses": [],
+        "jobs": [],
+        "sweeps": [],
     }
     assert (plan.target.version_text, plan.target.api) == ("0.19.2", "v1beta2")
     cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, None)
     # Never {} (every namespace): only the namespaces this program labels for the queue.
     assert cq["spec"]["namespaceSelector"] == {"matchLabels": {"aiperf-kueue/cluster-queue": "team"}}
-    assert cq["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    # Every sizing variable is set on the operator, from the newest upstream defaults.
+    assert installs.sizing_env(config) == {
+        "AIPERF_K8S_WORKER_POD_CPU": "150m",
+        "AIPERF_K8S_WORKER_POD_MEMORY": "4Gi",
+        "AIPERF_K8S_SYSTEM_CONTROLLER_CPU": "75m",
+        "AIPERF_K8S_SYSTEM_CONTROLLER_MEMORY": "192Mi",
+        "AIPERF_K8S_DATASET_MANAGER_CPU": "50m",
+        "AIPERF_K8S_DATASET_MANAGER_MEMORY": "256Mi",
+        "AIPERF_K8S_TIMING_MANAGER_CPU": "50m",
+        "AIPERF_K8S_TIMING_MANAGER_MEMORY": "192Mi",
+        "AIPERF_K8S_RECORDS_MANAGER_CPU": "75m",
+        "AIPERF_K8S_RECORDS_MANAGER_MEMORY": "256Mi",
+        "AIPERF_K8S_API_CPU": "75m",
+        "AIPERF_K8S_API_MEMORY": "256Mi",
+        "AIPERF_K8S_GPU_TELEMETRY_MANAGER_CPU": "25m",
+        "AIPERF_K8S_GPU_TELEMETRY_MANAGER_MEMORY": "192Mi",
+        "AIPERF_K8S_SERVER_METRICS_MANAGER_CPU": "25m",
+        "AIPERF_K8S_SERVER_METRICS_MANAGER_MEMORY": "192Mi",
+        "AIPERF_K8S_RESULTS_SIDECAR_CPU": "25m",
+        "AIPERF_K8S_RESULTS_SIDECAR_MEMORY": "192Mi",
+        "AIPERF_K8S_EVENT_BUS_PROXY_CPU": "50m",
+        "AIPERF_K8S_EVENT_BUS_PROXY_MEMORY": "64Mi",
+        "AIPERF_K8S_EVENT_BUS_SIDECAR_ENABLED": "true",
+        "AIPERF_K8S_RECORD_PROCESSOR_SCALE_FACTOR": "1",
+        "AIPERF_WORKER_DEFAULT_WORKERS_PER_POD": "10",
+    }
+    assert installs.readiness_gate(config, plan.target) == {
+        "namespace": "kueue-system",
+        "deployment": "kueue-controller-manager",
+        "webhook_service": "kueue-webhook-service",
+        "api_version": "v1beta2",
+        "kueue_version": "0.19.2",
+        "attempts": 40,
+        "interval_seconds": 2.0,
+    }
 
 
 @pytest.mark.parametrize(

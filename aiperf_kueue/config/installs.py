@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from aiperf_kueue.config.base import DnsLabel, Model
+from aiperf_kueue.config.jobs import OperatorSizing
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
 
@@ -169,6 +170,10 @@ class OperatorConfig(Model):
     default_priority_class: DnsLabel | None = None
     """WorkloadPriorityClass for AIPerfJobs that name none
     (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS``; default none). Must be declared."""
+
+    sizing: OperatorSizing = Field(default_factory=OperatorSizing)
+    """Pod sizing the operator gives benchmark pods, set explicitly on its Deployment and
+    used by the admission proof (default preset ``newest``: worker pod 150m / 4Gi)."""
 
     values: dict[str, Any] = Field(default_factory=dict)
     """Extra chart values, deep-merged last (default none)."""

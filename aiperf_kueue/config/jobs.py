@@ -1081,6 +1081,11 @@ class Job(Model):
     spec: AIPerfJobSpec
     """The AIPerfJob ``spec`` (required); ``scheduling`` is set by this program."""
 
+    retain_on_delete: bool = True
+    """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack
+    (default true). A spec change replaces the job: with retention on, the old object stays
+    and the new one cannot take its name, so give a changed run a new name (or set false)."""
+
 
 class Sweep(Model):
     """A concurrency sweep (``aiperf-kueue:sweeps[]``): one AIPerfJob per concurrency,
@@ -1111,6 +1116,11 @@ class Sweep(Model):
 
     spec: AIPerfJobSpec
     """Base AIPerfJob ``spec``; ``benchmark.phases`` must contain the swept phase (required)."""
+
+    retain_on_delete: bool = True
+    """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack
+    (default true). A spec change replaces the job: with retention on, the old object stays
+    and the new one cannot take its name, so give a changed run a new name (or set false)."""
 
     @field_validator("concurrency")
     @classmethod
@@ -1270,6 +1280,9 @@ class JobEntry:
     concurrency: int | None = None
     """Concurrency of a sweep point."""
 
+    retain_on_delete: bool = True
+    """Keep the AIPerfJob when it leaves the stack."""
+
     def manifest_spec(self, queue_name: str) -> dict[str, Any]:
         """The custom resource ``spec``: the spec as given plus ``scheduling`` (queue, priority class)."""
         scheduling: dict[str, str] = {"queueName": queue_name}
@@ -1285,7 +1298,10 @@ def expand_sweeps(jobs: Sequence[Job], sweeps: Sequence[Sweep], source: str) -> 
     entries would create the same AIPerfJob (same namespace and name).
     """
     entries = [
-        JobEntry(j.name, j.namespace, j.queue, j.priority_class, j.spec, ("jobs", i)) for i, j in enumerate(jobs)
+        JobEntry(
+            j.name, j.namespace, j.queue, j.priority_class, j.spec, ("jobs", i), retain_on_delete=j.retain_on_delete
+        )
+        for i, j in enumerate(jobs)
     ]
     for i, sweep in enumerate(sweeps):
         for n, name in zip(sweep.concurrency, sweep.job_names(), strict=True):
@@ -1299,6 +1315,7 @@ def expand_sweeps(jobs: Sequence[Job], sweeps: Sequence[Sweep], source: str) -> 
                     ("sweeps", i),
                     sweep=sweep.name,
                     concurrency=n,
+                    retain_on_delete=sweep.retain_on_delete,
                 )
             )
     problems: list[Problem] = []

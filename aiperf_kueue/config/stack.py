@@ -7,6 +7,7 @@ from pydantic import Field
 from aiperf_kueue.config.base import Model
 from aiperf_kueue.config.installs import JobSetConfig, OperatorConfig
 from aiperf_kueue.config.inventory import Inventory
+from aiperf_kueue.config.jobs import Job, Sweep
 from aiperf_kueue.config.kueue import KueueConfig
 from aiperf_kueue.config.priorities import PriorityClass
 from aiperf_kueue.config.queues import Queues
@@ -32,6 +33,12 @@ class StackConfig(Model):
 
     priority_classes: list[PriorityClass] = Field(default_factory=list)
     """``aiperf-kueue:priorityClasses``: WorkloadPriorityClasses (default none)."""
+
+    jobs: list[Job] = Field(default_factory=list)
+    """``aiperf-kueue:jobs``: AIPerfJobs, each proven admissible at plan time (default none)."""
+
+    sweeps: list[Sweep] = Field(default_factory=list)
+    """``aiperf-kueue:sweeps``: one AIPerfJob per concurrency point (default none)."""
 
 
 #: The config keys, as written in stack files (without the ``aiperf-kueue:`` prefix).
