@@ -19,7 +19,22 @@ DEV_PLAN = {
     "quotas": {"benchmarks": {"default": {"cpu": "7200m", "memory": "14745Mi"}}},
     "pools": {"default": {"cpu": "7200m", "memory": "14745Mi"}},
     "localQueues": {"aiperf-benchmarks": ["aiperf-queue"]},
-    "jobs": [],
+    "jobs": [
+        {
+            "name": "smoke",
+            "namespace": "aiperf-benchmarks",
+            "queue": "aiperf-queue",
+            "clusterQueue": "benchmarks",
+            "priorityClass": None,
+            "pods": 2,
+            "workers": 1,
+            "requests": {"cpu": "600m", "memory": "5888Mi"},
+            "flavor": ["default"],
+            "fits": True,
+            "borrowing": False,
+            "fitOnNominal": 2,
+        }
+    ],
     "warnings": [],
 }
 
@@ -43,6 +58,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
     assert json.loads((tmp_path / "plan.json").read_text()) == DEV_PLAN
     docs = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
     assert sorted((d["kind"], d["metadata"]["name"]) for d in docs) == [
+        ("AIPerfJob", "smoke"),
         ("ClusterQueue", "benchmarks"),
         ("Deployment", "aiperf-operator"),
         ("LocalQueue", "aiperf-queue"),
@@ -67,7 +83,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         "replaceOnChanges",
         "inputs",
     }
-    assert len(resources) == 19
+    assert len(resources) == 21
 
 
 def test_plan_is_byte_identical_when_run_twice(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ class Readiness(Model):
 
     interval_seconds: float = Field(default=2.0, gt=0, le=60)
     """First wait between tries, in seconds (default 2), doubled after each failure up to
-    30 s. The defaults cover the 10–30 s Kueue's webhook needs after its Deployment is Ready."""
+    10 s; the whole wait gives up after 300 s. The defaults cover the 10–30 s Kueue's webhook
+    needs after its Deployment is Ready."""
 
 
 Strategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
