@@ -10,6 +10,7 @@ LocalQueue, priority class, operator and JobSet → each AIPerfJob.
 import pulumi
 
 from aiperf_kueue import installs, manifests
+from aiperf_kueue.admission import JobAdmission
 from components.installs import (
     AIPerfOperator,
     AIPerfOperatorArgs,
@@ -96,28 +97,25 @@ if config.operator.install:
     charts["operator"] = operator_release.as_dict()
 
 image = installs.operator_image(config.operator)
-if stack.jobs.admissions:
-    AIPerfJobs(
-        "jobs",
-        AIPerfJobsArgs(
-            [
-                JobResource(
-                    manifest=(job := manifests.aiperf_job(a, image, config.operator.default_priority_class)),
-                    after=[
-                        namespaces[a.entry.namespace].local_queues[a.local_queue],
-                        *(
-                            [priority_classes[job["spec"]["scheduling"]["priorityClass"]]]
-                            if "priorityClass" in job["spec"]["scheduling"]
-                            else []
-                        ),
-                        *controllers,
-                    ],
-                    retain_on_delete=a.entry.retain_on_delete,
-                )
-                for a in stack.jobs.admissions
-            ]
-        ),
+
+
+def job_resource(admission: JobAdmission) -> JobResource:
+    """The job, after its LocalQueue, its priority class, and the controllers that run it."""
+    manifest = manifests.aiperf_job(admission, image, config.operator.default_priority_class)
+    priority = manifest["spec"]["scheduling"].get("priorityClass")
+    return JobResource(
+        manifest,
+        after=[
+            namespaces[admission.entry.namespace].local_queues[admission.local_queue],
+            *([priority_classes[priority]] if priority else []),
+            *controllers,
+        ],
+        retain_on_delete=admission.entry.retain_on_delete,
     )
+
+
+if stack.jobs.admissions:
+    AIPerfJobs("jobs", AIPerfJobsArgs([job_resource(a) for a in stack.jobs.admissions]))
 
 pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api})
 pulumi.export("charts", charts)

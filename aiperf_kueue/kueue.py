@@ -57,9 +57,11 @@ class KueueTarget:
         parsed = parse_version(version)
         if api_version == "auto":
             return cls(parsed, "v1beta2" if parsed >= (0, 16, 0) else "v1beta1")
-        if api_version not in ("v1beta1", "v1beta2"):
-            raise ValueError(f"unknown Kueue apiVersion {api_version!r}")
-        return cls(parsed, api_version)  # type: ignore[arg-type]
+        if api_version == "v1beta1":
+            return cls(parsed, "v1beta1")
+        if api_version == "v1beta2":
+            return cls(parsed, "v1beta2")
+        raise ValueError(f"unknown Kueue apiVersion {api_version!r}")
 
     @property
     def version_text(self) -> str:

@@ -11,11 +11,12 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, Namespace, StackConfig
+from aiperf_kueue.config import ClusterQueue, Namespace, Pool, StackConfig
 from aiperf_kueue.config.base import PoolQuantities
 from aiperf_kueue.errors import ConfigError, Problem, key_path
 from aiperf_kueue.installs import operator_release, unmanaged_namespaces
@@ -214,7 +215,7 @@ def _unique(checks: _Checks, named: list[tuple[tuple[str | int, ...], str]], wha
             first[name] = loc
 
 
-def _pool_total(checks: _Checks, index: int, pool, covered: list[str], headroom) -> PoolTotal:  # type: ignore[no-untyped-def]
+def _pool_total(checks: _Checks, index: int, pool: Pool, covered: list[str], headroom: Decimal) -> PoolTotal:
     keep = 1 - Fraction(headroom) / 100
     cpu_milli = math.floor(pool.nodes * quantity.parse(pool.cpu) * 1000 * keep)
     memory_mib = math.floor(pool.nodes * quantity.parse(pool.memory) * keep / quantity.MIB)
@@ -240,7 +241,7 @@ def _pool_total(checks: _Checks, index: int, pool, covered: list[str], headroom)
     return PoolTotal(pool.name, totals, pool.gpu_resource if pool.gpus else None)
 
 
-def _flavor_order_warning(checks: _Checks, pools) -> None:  # type: ignore[no-untyped-def]
+def _flavor_order_warning(checks: _Checks, pools: list[Pool]) -> None:
     seen_gpu = None
     for pool in pools:
         if pool.gpus and seen_gpu is None:
