@@ -343,3 +343,52 @@ def test_a_bad_operator_chart_reference_is_a_config_error() -> None:
         "test.yaml: aiperf-kueue:operator.version: an oci:// chart needs a version, got chart "
         "'oci://example.invalid/aiperf-operator' and no version"
     ]
+
+
+def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
+    values, secrets = stack_values("prod")
+    values["operator"] = {**values["operator"], "defaultQueue": "aiperf-queue", "sizing": {"preset": "docs"}}
+    patch = by_name(run_program("prod", values, secrets))["operator-env"]
+    assert clean(patch["inputs"]) == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "aiperf-operator", "namespace": "aiperf-system"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "operator",
+                            "env": [
+                                {"name": "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME", "value": "aiperf-queue"},
+                                {"name": "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS", "value": "benchmark-low"},
+                                {"name": "AIPERF_K8S_WORKER_POD_CPU", "value": "3350m"},
+                                {"name": "AIPERF_K8S_WORKER_POD_MEMORY", "value": "6Gi"},
+                                {"name": "AIPERF_K8S_SYSTEM_CONTROLLER_CPU", "value": "75m"},
+                                {"name": "AIPERF_K8S_SYSTEM_CONTROLLER_MEMORY", "value": "192Mi"},
+                                {"name": "AIPERF_K8S_DATASET_MANAGER_CPU", "value": "50m"},
+                                {"name": "AIPERF_K8S_DATASET_MANAGER_MEMORY", "value": "256Mi"},
+                                {"name": "AIPERF_K8S_TIMING_MANAGER_CPU", "value": "50m"},
+                                {"name": "AIPERF_K8S_TIMING_MANAGER_MEMORY", "value": "192Mi"},
+                                {"name": "AIPERF_K8S_RECORDS_MANAGER_CPU", "value": "75m"},
+                                {"name": "AIPERF_K8S_RECORDS_MANAGER_MEMORY", "value": "256Mi"},
+                                {"name": "AIPERF_K8S_API_CPU", "value": "75m"},
+                                {"name": "AIPERF_K8S_API_MEMORY", "value": "256Mi"},
+                                {"name": "AIPERF_K8S_GPU_TELEMETRY_MANAGER_CPU", "value": "25m"},
+                                {"name": "AIPERF_K8S_GPU_TELEMETRY_MANAGER_MEMORY", "value": "192Mi"},
+                                {"name": "AIPERF_K8S_SERVER_METRICS_MANAGER_CPU", "value": "25m"},
+                                {"name": "AIPERF_K8S_SERVER_METRICS_MANAGER_MEMORY", "value": "192Mi"},
+                                {"name": "AIPERF_K8S_RESULTS_SIDECAR_CPU", "value": "25m"},
+                                {"name": "AIPERF_K8S_RESULTS_SIDECAR_MEMORY", "value": "192Mi"},
+                                {"name": "AIPERF_K8S_EVENT_BUS_PROXY_CPU", "value": "50m"},
+                                {"name": "AIPERF_K8S_EVENT_BUS_PROXY_MEMORY", "value": "64Mi"},
+                                {"name": "AIPERF_K8S_EVENT_BUS_SIDECAR_ENABLED", "value": "true"},
+                                {"name": "AIPERF_K8S_RECORD_PROCESSOR_SCALE_FACTOR", "value": "1"},
+                                {"name": "AIPERF_WORKER_DEFAULT_WORKERS_PER_POD", "value": "10"},
+                            ],
+                        }
+                    ]
+                }
+            }
+        },
+    }
