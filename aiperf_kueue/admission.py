@@ -338,12 +338,13 @@ def check_jobs(
     for entry in entries:
         where = entry.origin
         label = f"{key_path(*where)} {entry.name}"
+        who = entry.sweep or entry.name  # a sweep's points share namespace, queue and priority class
         owner = owners.get(entry.namespace)
         if owner is None:
             problems.append(
                 Problem(
                     key_path(*where, "namespace"),
-                    f"{entry.name}: namespace {entry.namespace!r} belongs to no ClusterQueue, so no LocalQueue "
+                    f"{who}: namespace {entry.namespace!r} belongs to no ClusterQueue, so no LocalQueue "
                     "exists there and the job would stay Queued forever; list it in a ClusterQueue's namespaces",
                 )
             )
@@ -355,7 +356,7 @@ def check_jobs(
             problems.append(
                 Problem(
                     key_path(*where, "queue"),
-                    f"{entry.name}: no LocalQueue {local_queue!r} in namespace {entry.namespace!r} "
+                    f"{who}: no LocalQueue {local_queue!r} in namespace {entry.namespace!r} "
                     f"(LocalQueues there: {', '.join(local_queues)}); Kueue would keep the job pending with "
                     f'"LocalQueue {local_queue} doesn\'t exist"',
                 )
@@ -365,7 +366,7 @@ def check_jobs(
             problems.append(
                 Problem(
                     key_path(*where, "priorityClass"),
-                    f"{entry.name}: unknown WorkloadPriorityClass {entry.priority_class!r}; declared: "
+                    f"{who}: unknown WorkloadPriorityClass {entry.priority_class!r}; declared: "
                     f"{', '.join(sorted(priority_classes)) or 'none'} (aiperf-kueue:priorityClasses)",
                 )
             )
@@ -387,4 +388,5 @@ def check_jobs(
                 f"in flavor {', '.join(assignment.flavors)}; it runs only on quota borrowed from cohort "
                 f"{config.queues.cohort!r} and waits while the lenders use it"
             )
-    return JobsReport(tuple(admissions), tuple(problems), tuple(warnings))
+    # A sweep's resolution problem is the same for each of its points: say it once.
+    return JobsReport(tuple(admissions), tuple(dict.fromkeys(problems)), tuple(warnings))

@@ -109,11 +109,24 @@ def parse_config(values: Mapping[str, Any], source: str) -> StackConfig:
     try:
         config = StackConfig.model_validate(known)
     except ValidationError as exc:
-        problems += [_problem(err) for err in exc.errors()]
+        problems += [_named(_problem(err), tuple(err["loc"]), known) for err in exc.errors()]
         raise ConfigError(source, problems) from None
     if problems:
         raise ConfigError(source, problems)
     return config
+
+
+def _named(problem: Problem, loc: tuple[Any, ...], values: Mapping[str, Any]) -> Problem:
+    """A problem inside ``jobs[i]`` or ``sweeps[i]`` names that job or sweep (``<name>: ...``),
+    as the admission checks do, unless the message already shows the name."""
+    if len(loc) < 2 or loc[0] not in ("jobs", "sweeps") or not isinstance(loc[1], int) or loc[2:3] == ("name",):
+        return problem
+    items = values.get(loc[0])
+    item = items[loc[1]] if isinstance(items, list) and loc[1] < len(items) else None
+    name = item.get("name") if isinstance(item, dict) else None
+    if not isinstance(name, str) or repr(name) in problem.message:
+        return problem
+    return Problem(problem.path, f"{name}: {problem.message}")
 
 
 def _problem(err: Any) -> Problem:

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from google.protobuf import struct_pb2
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import resource_pb2
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "__main__.py"
@@ -35,38 +37,156 @@ class _Recorder(mocks.Mocks):
         self.lock = threading.Lock()
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        return f"{args.name}-id", dict(args.inputs)
+        return self.id_of(args.name), dict(args.inputs)
+
+    def id_of(self, name: str) -> str:
+        """The ID a created resource gets."""
+        return f"{name}-id"
 
     def call(self, args: mocks.MockCallArgs) -> dict[str, Any]:
         return {}
 
 
 class _RecordingMonitor(mocks.MockMonitor):
-    """Keeps the whole registration request: parent, dependencies and options too."""
+    """Keeps the whole registration request: parent, dependencies and options too.
+
+    Leaner than the SDK's ``MockMonitor`` on the common path, with the same answers:
+    the SDK deserialises the inputs, asks :class:`_Recorder` (outputs = inputs) and
+    serialises them back, i.e. answers with the request's own ``object``; here the
+    inputs are deserialised once (for the record) and the request's ``object`` is the
+    answer. Inputs holding an unknown take the SDK's own path, which drops them.
+    """
 
     def __init__(self, recorder: _Recorder) -> None:
         super().__init__(recorder)
         self.recorder = recorder
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
-        response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
-            record = {
-                "type": request.type,
-                "name": request.name,
-                "urn": response.urn,
-                "custom": request.custom,
-                "parent": request.parent,
-                "dependsOn": sorted(request.dependencies),
-                "protect": bool(request.protect),
-                "retainOnDelete": bool(request.retainOnDelete),
-                "deleteBeforeReplace": bool(request.deleteBeforeReplace),
-                "replaceOnChanges": list(request.replaceOnChanges),
-                "inputs": rpc.deserialize_properties(request.object, keep_unknowns=True),
-            }
-            with self.recorder.lock:
-                self.recorder.resources.append(record)
+        if request.type == "pulumi:pulumi:Stack":
+            return super().RegisterResource(request)
+        try:
+            inputs = _properties(request.object)
+        except _NotPlain:
+            _worker_loop()  # the SDK deserialises resource references on this thread's loop
+            response = super().RegisterResource(request)
+            inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        else:
+            urn = self.make_urn(request.parent, request.type, request.name)
+            id_ = self.recorder.id_of(request.name)
+            self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, inputs)
+            response = resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=request.object)
+        record = {
+            "type": request.type,
+            "name": request.name,
+            "urn": response.urn,
+            "custom": request.custom,
+            "parent": request.parent,
+            "dependsOn": sorted(request.dependencies),
+            "protect": bool(request.protect),
+            "retainOnDelete": bool(request.retainOnDelete),
+            "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+            "replaceOnChanges": list(request.replaceOnChanges),
+            "inputs": inputs,
+        }
+        with self.recorder.lock:
+            self.recorder.resources.append(record)
         return response
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        _worker_loop()
+        return super().ReadResource(request)
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        _worker_loop()
+        return super().Invoke(request)
+
+
+class _NotPlain(Exception):
+    """A value :func:`_properties` leaves to the SDK: an unknown, an asset, a resource reference."""
+
+
+def _properties(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """``rpc.deserialize_properties(struct, keep_unknowns=True)`` for plain data and secrets, in one pass.
+
+    Same result, value for value: ``null`` members dropped, numbers as floats, a secret
+    nested anywhere pushed up to the top-level property that holds it. Raises
+    :class:`_NotPlain` for anything else.
+    """
+    fields = struct.fields
+    if SECRET_SIG in fields:
+        raise _NotPlain  # a top-level special object (never the inputs of a resource)
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        item = _value(value)
+        if item is not None:
+            out[key] = item
+    return out
+
+
+def _value(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        text = value.string_value
+        if text == rpc.UNKNOWN:
+            raise _NotPlain
+        return text
+    if kind == "number_value":
+        return value.number_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "struct_value":
+        fields = value.struct_value.fields
+        if SECRET_SIG in fields:
+            if fields[SECRET_SIG].string_value != _SECRET or len(fields) != 2 or "value" not in fields:
+                raise _NotPlain
+            return _secret(_value(fields["value"]))
+        out: dict[str, Any] = {}
+        secret = False
+        for key, member in fields.items():
+            item = _value(member)
+            if item is not None:
+                out[key] = item
+                secret = secret or _is_secret(item)
+        return _secret({k: _unwrap(v) for k, v in out.items()}) if secret else out
+    if kind == "list_value":
+        items = [_value(v) for v in value.list_value.values]
+        if any(_is_secret(v) for v in items):
+            return _secret([_unwrap(v) for v in items])
+        return items
+    if kind == "null_value":
+        return None
+    raise _NotPlain  # unset: the SDK raises, let it
+
+
+_SECRET = rpc._special_secret_sig
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and value.get(SECRET_SIG) == _SECRET
+
+
+def _secret(value: Any) -> Any:
+    return value if _is_secret(value) else {SECRET_SIG: _SECRET, "value": value}
+
+
+def _unwrap(value: Any) -> Any:
+    return value["value"] if _is_secret(value) else value
+
+
+#: Event loops of the monitor's worker threads, closed by :func:`close_worker_loops`.
+_WORKER_LOOPS: list[asyncio.AbstractEventLoop] = []
+_WORKER_LOOPS_LOCK = threading.Lock()
+
+
+def _worker_loop() -> None:
+    """This worker thread's event loop, created (and remembered) if it has none."""
+    try:
+        asyncio.get_event_loop()
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        with _WORKER_LOOPS_LOCK:
+            _WORKER_LOOPS.append(loop)
 
 
 class _Warnings(logging.Handler):

@@ -1,4 +1,4 @@
-"""Check Kubernetes objects against the upstream Kueue CRDs as the API server would on create.
+"""Check Kubernetes objects against upstream CRDs (Kueue, AIPerf) as the API server would on create.
 
 For each object and each CRD version that serves its ``apiVersion`` and ``kind``:
 
@@ -19,8 +19,8 @@ For each object and each CRD version that serves its ``apiVersion`` and ``kind``
    skipped; so is a rule calling a function cel-python lacks. Every skip is recorded
    with its reason in :attr:`Result.skipped`, never dropped silently.
 
-The CRD files are read from ``../shared/reference/kueue`` next to the repository; they are
-never copied into the project.
+The CRD files are read from ``../shared/reference/kueue`` and ``../shared/reference/aiperf``
+next to the repository; they are never copied into the project.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ KUEUE_REFERENCE = SHARED / "reference" / "kueue"
 #: Reference release → directory of its verbatim CRDs.
 RELEASE_DIRS = {"0.19.2": KUEUE_REFERENCE, "0.10.1": KUEUE_REFERENCE / "v0.10.1"}
 CRD_PLURALS = ("clusterqueues", "cohorts", "localqueues", "resourceflavors", "workloadpriorityclasses")
+#: The AIPerfJob CRD (chart ``crd-aiperfjob.yaml@08ec5fdf`` as plain YAML; aiperf NOTES §1).
+AIPERF_REFERENCE = SHARED / "reference" / "aiperf"
+AIPERF_JOB_CRD = AIPERF_REFERENCE / "aiperfjobs.aiperf.nvidia.com.crd.yaml"
 
 #: CEL macros; everything else called in a rule must be a cel-python function.
 CEL_MACROS = frozenset({"has", "all", "exists", "exists_one", "map", "filter"})
@@ -153,7 +156,12 @@ class CrdVersion:
 
     def __post_init__(self) -> None:
         json_schema = to_json_schema(self.schema)
-        json_schema["properties"]["metadata"] = {"type": "object"}  # checked as ObjectMeta instead
+        props = json_schema.setdefault("properties", {})
+        # TypeMeta is implicit at the root of every CRD: the API server accepts apiVersion and kind
+        # even where the schema does not list them (the AIPerfJob CRD lists only spec and status).
+        props.setdefault("apiVersion", {"type": "string"})
+        props.setdefault("kind", {"type": "string"})
+        props["metadata"] = {"type": "object"}  # checked as ObjectMeta instead
         jsonschema.Draft4Validator.check_schema(json_schema)
         self.validator = jsonschema.Draft4Validator(json_schema)
         self.rules = list(_rules(self.schema, ""))

@@ -1320,20 +1320,33 @@ def expand_sweeps(jobs: Sequence[Job], sweeps: Sequence[Sweep], source: str) -> 
             )
     problems: list[Problem] = []
     first: dict[tuple[str, str], JobEntry] = {}
+    # The AIPerfJobs component names each child after "<namespace>-<name>": distinct jobs must differ there too.
+    resources: dict[str, JobEntry] = {}
     for entry in entries:
         key = (entry.namespace, entry.name)
+        made_by = f" (sweep {entry.sweep!r})" if entry.sweep else ""
+        where = key_path(*entry.origin, "name") if entry.sweep is None else key_path(*entry.origin)
         if key in first:
             other = first[key]
-            made_by = f" (sweep {entry.sweep!r})" if entry.sweep else ""
             problems.append(
                 Problem(
-                    key_path(*entry.origin, "name") if entry.sweep is None else key_path(*entry.origin),
+                    where,
                     f"AIPerfJob {entry.namespace}/{entry.name}{made_by} is already declared by "
                     f"{key_path(*other.origin)}{f' (sweep {other.sweep!r})' if other.sweep else ''}",
                 )
             )
-        else:
-            first[key] = entry
+            continue
+        first[key] = entry
+        other = resources.setdefault(f"{entry.namespace}-{entry.name}", entry)
+        if other is not entry:
+            problems.append(
+                Problem(
+                    where,
+                    f"AIPerfJob {entry.namespace}/{entry.name}{made_by} and {other.namespace}/{other.name} "
+                    f"({key_path(*other.origin)}) would share the Pulumi resource name "
+                    f"'{entry.namespace}-{entry.name}' (namespace and name joined by '-'); rename one",
+                )
+            )
     if problems:
         raise ConfigError(source, problems)
     return entries

@@ -1,0 +1,394 @@
+"""The AIPerfJobs the program registers, as the mock engine records them: inputs, options, order, secrets.
+
+Literal expectations for the prod stack (``stacks/Pulumi.prod.yaml``: the job ``llama-latency``
+and the 5-point sweep ``llama-sweep``), variants of it built in the tests, and the ``plan``
+output of a stack whose endpoint ``apiKey`` and a header come from ``secure:`` config.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE
+from offline.cli import main
+from offline.engine import ProgramRun, run_program
+from offline.report import SECRET_SIG, clean
+from tests.support import ROOT, by_name, committed_run, stack_values
+
+SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
+JOB_TYPE = "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob"
+URN = "urn:pulumi:prod::aiperf-kueue::"
+JOBS_URN = f"{URN}pulumi:pulumi:Stack$aiperf-kueue:index:AIPerfJobs::jobs"
+OPERATOR_CHART = f"{URN}aiperf-kueue:index:AIPerfOperator$kubernetes:helm.sh/v4:Chart::operator-chart"
+JOBSET_CHART = f"{URN}aiperf-kueue:index:JobSetInstall$kubernetes:helm.sh/v4:Chart::jobset-chart"
+KUEUE_READY = f"{URN}aiperf-kueue:index:KueueInstall$pulumi-python:dynamic/aiperf-kueue:KueueReadinessGate::kueue-ready"
+LOCAL_QUEUE = f"{URN}aiperf-kueue:index:BenchmarkNamespace$kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::ns-"
+PRIORITY = (
+    f"{URN}aiperf-kueue:index:PriorityClasses$kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass::priorities-"
+)
+
+#: The 19 CRD-immutable spec fields, as replaceOnChanges paths; cancel and timeoutSeconds stay mutable.
+REPLACE_ON_CHANGES = [
+    "spec.image",
+    "spec.imagePullPolicy",
+    "spec.benchmark",
+    "spec.resourceMode",
+    "spec.connectionsPerWorker",
+    "spec.ttlSecondsAfterFinished",
+    "spec.resultsTtlDays",
+    "spec.keepFailedPods",
+    "spec.podTemplate",
+    "spec.scheduling",
+    "spec.schemaVersion",
+    "spec.sweep",
+    "spec.multiRun",
+    "spec.plot",
+    "spec.variables",
+    "spec.randomSeed",
+    "spec.noSweepTable",
+    "spec.skipEndpointCheck",
+    "spec.failurePolicy",
+]
+
+LLAMA_ENDPOINT = ["http://llama.inference.svc:8000"]
+DATASETS = [{"name": "main", "type": "synthetic"}]
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def secret(value: str) -> dict[str, str]:
+    """A Pulumi secret as registered (the engine's wire form)."""
+    return {SECRET_SIG: SECRET_MARK, "value": value}
+
+
+def job_records(run: ProgramRun) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in run.resources if r["type"] == JOB_TYPE}
+
+
+# --------------------------------------------------------------------------- prod as committed
+
+
+def test_prod_registers_one_child_per_job_under_the_component() -> None:
+    run = committed_run("prod")
+    jobs = job_records(run)
+    assert sorted(jobs) == [
+        "jobs-bench-research-llama-sweep-c1",
+        "jobs-bench-research-llama-sweep-c1024",
+        "jobs-bench-research-llama-sweep-c128",
+        "jobs-bench-research-llama-sweep-c32",
+        "jobs-bench-research-llama-sweep-c8",
+        "jobs-bench-team-a-llama-latency",
+    ]
+    assert {r["parent"] for r in jobs.values()} == {JOBS_URN}
+    component = by_name(run)["jobs"]
+    assert (component["type"], component["parent"], component["dependsOn"]) == (
+        "aiperf-kueue:index:AIPerfJobs",
+        f"{URN}pulumi:pulumi:Stack::aiperf-kueue-prod",
+        [],
+    )
+
+
+def test_llama_latency_inputs() -> None:
+    record = by_name(committed_run("prod"))["jobs-bench-team-a-llama-latency"]
+    assert clean(record["inputs"]) == {
+        "apiVersion": "aiperf.nvidia.com/v1alpha1",
+        "kind": "AIPerfJob",
+        "metadata": {
+            "name": "llama-latency",
+            "namespace": "bench-team-a",
+            "labels": {"app.kubernetes.io/part-of": "aiperf-kueue", "aiperf-kueue/cluster-queue": "team-a"},
+        },
+        "spec": {
+            "resourceMode": "burstable",
+            "benchmark": {
+                "models": MODEL,
+                "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True, "apiKey": "[secret]"},
+                "datasets": DATASETS,
+                "phases": [
+                    {"name": "warmup", "kind": "warmup", "concurrency": 8, "requests": 100},
+                    {"name": "profiling", "kind": "profiling", "concurrency": 50, "requests": 2000},
+                ],
+            },
+            "podTemplate": {
+                "env": [
+                    {
+                        "name": "OPENAI_API_KEY",
+                        "valueFrom": {"secretKeyRef": {"name": "llama-endpoint", "key": "api-key"}},
+                    }
+                ]
+            },
+            "scheduling": {"queueName": "aiperf-queue", "priorityClass": "benchmark-high"},
+            "image": "nvcr.io/nvidia/aiperf:0.8.0",
+        },
+    }
+
+
+def test_llama_latency_options() -> None:
+    record = by_name(committed_run("prod"))["jobs-bench-team-a-llama-latency"]
+    assert record["replaceOnChanges"] == REPLACE_ON_CHANGES == [f"spec.{f}" for f in AIPERF_JOB_IMMUTABLE]
+    assert "spec.cancel" not in record["replaceOnChanges"]
+    assert "spec.timeoutSeconds" not in record["replaceOnChanges"]
+    assert (record["deleteBeforeReplace"], record["retainOnDelete"], record["protect"]) == (True, True, False)
+    # Its LocalQueue, its priority class, and every controller: Kueue (gate), JobSet, the operator.
+    assert record["dependsOn"] == [
+        OPERATOR_CHART,
+        f"{LOCAL_QUEUE}bench-team-a-lq-aiperf-queue",
+        JOBSET_CHART,
+        KUEUE_READY,
+        f"{PRIORITY}benchmark-high",
+    ]
+
+
+def test_sweep_point_c128() -> None:
+    record = by_name(committed_run("prod"))["jobs-bench-research-llama-sweep-c128"]
+    # No apiKey or header: nothing is secret, the recorded inputs are plain data.
+    assert SECRET_SIG not in json.dumps(record["inputs"])
+    assert clean(record["inputs"]) == {
+        "apiVersion": "aiperf.nvidia.com/v1alpha1",
+        "kind": "AIPerfJob",
+        "metadata": {
+            "name": "llama-sweep-c128",
+            "namespace": "bench-research",
+            "labels": {
+                "app.kubernetes.io/part-of": "aiperf-kueue",
+                "aiperf-kueue/cluster-queue": "research",
+                "aiperf-kueue/sweep": "llama-sweep",
+            },
+        },
+        "spec": {
+            "resourceMode": "burstable",
+            "benchmark": {
+                "models": MODEL,
+                "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True},
+                "datasets": DATASETS,
+                "phases": [{"name": "profiling", "kind": "profiling", "concurrency": 128, "requests": 1000}],
+            },
+            # No priorityClass on the sweep: the operator's defaultPriorityClass, written explicitly.
+            "scheduling": {"queueName": "aiperf-queue", "priorityClass": "benchmark-low"},
+            "image": "nvcr.io/nvidia/aiperf:0.8.0",
+        },
+    }
+    assert record["replaceOnChanges"] == REPLACE_ON_CHANGES
+    assert (record["deleteBeforeReplace"], record["retainOnDelete"]) == (True, True)
+    assert record["dependsOn"] == [
+        OPERATOR_CHART,
+        f"{LOCAL_QUEUE}bench-research-lq-aiperf-queue",
+        JOBSET_CHART,
+        KUEUE_READY,
+        f"{PRIORITY}benchmark-low",
+    ]
+
+
+def test_sweep_points_differ_only_in_name_and_concurrency() -> None:
+    jobs = job_records(committed_run("prod"))
+    points = {n: clean(r["inputs"]) for n, r in jobs.items() if "llama-sweep" in n}
+    concurrency = {p["metadata"]["name"]: p["spec"]["benchmark"]["phases"][0]["concurrency"] for p in points.values()}
+    assert concurrency == {
+        "llama-sweep-c1": 1,
+        "llama-sweep-c8": 8,
+        "llama-sweep-c32": 32,
+        "llama-sweep-c128": 128,
+        "llama-sweep-c1024": 1024,
+    }
+    for point in points.values():
+        point["metadata"]["name"] = "x"
+        point["spec"]["benchmark"]["phases"][0]["concurrency"] = 0
+    assert len({json.dumps(p, sort_keys=True) for p in points.values()}) == 1
+
+
+def test_prod_jobs_table() -> None:
+    common = {"flavor": ["cpu"], "fits": True, "borrowing": False}
+    small = {"cpu": "600m", "memory": "5888Mi"}
+    research = {"namespace": "bench-research", "queue": "aiperf-queue", "clusterQueue": "research"}
+    point = {**research, "priorityClass": "benchmark-low"}
+    assert committed_run("prod").outputs["jobs"] == [
+        {
+            "name": "llama-latency",
+            "namespace": "bench-team-a",
+            "queue": "aiperf-queue",
+            "clusterQueue": "team-a",
+            "priorityClass": "benchmark-high",
+            "pods": 2,
+            "workers": 1,
+            "requests": small,
+            **common,
+            "fitOnNominal": 82,
+        },
+        {"name": "llama-sweep-c1", **point, "pods": 2, "workers": 1, "requests": small, **common, "fitOnNominal": 33},
+        {"name": "llama-sweep-c8", **point, "pods": 2, "workers": 1, "requests": small, **common, "fitOnNominal": 33},
+        {"name": "llama-sweep-c32", **point, "pods": 2, "workers": 1, "requests": small, **common, "fitOnNominal": 33},
+        {
+            "name": "llama-sweep-c128",
+            **point,
+            "pods": 2,
+            "workers": 2,
+            "requests": small,
+            **common,
+            "fitOnNominal": 33,
+        },
+        {
+            "name": "llama-sweep-c1024",
+            **point,
+            "pods": 3,
+            "workers": 20,
+            "requests": {"cpu": "750m", "memory": "9984Mi"},
+            **common,
+            "fitOnNominal": 19,
+        },
+    ]
+
+
+# --------------------------------------------------------------------------- variants of prod
+
+
+@pytest.fixture(scope="module")
+def variant() -> ProgramRun:
+    """prod with the job on the ``default`` LocalQueue, no priority class of its own and not
+    retained; the sweep not retained either."""
+    values, secret_keys = stack_values("prod")
+    job = values["jobs"][0]
+    job.update(queue="default", retainOnDelete=False)
+    del job["priorityClass"]
+    values["sweeps"][0]["retainOnDelete"] = False
+    return run_program("prod", values, secret_keys)
+
+
+def test_retain_on_delete_is_the_default(variant: ProgramRun) -> None:
+    committed = {n: r["retainOnDelete"] for n, r in job_records(committed_run("prod")).items()}
+    assert set(committed.values()) == {True}
+    assert {n: r["retainOnDelete"] for n, r in job_records(variant).items()} == {n: False for n in committed}
+
+
+def test_default_queue_and_operator_priority_class(variant: ProgramRun) -> None:
+    record = job_records(variant)["jobs-bench-team-a-llama-latency"]
+    assert clean(record["inputs"])["spec"]["scheduling"] == {"queueName": "default", "priorityClass": "benchmark-low"}
+    assert record["dependsOn"] == [
+        OPERATOR_CHART,
+        f"{LOCAL_QUEUE}bench-team-a-lq-default",
+        JOBSET_CHART,
+        KUEUE_READY,
+        f"{PRIORITY}benchmark-low",
+    ]
+    assert (record["deleteBeforeReplace"], record["replaceOnChanges"]) == (True, REPLACE_ON_CHANGES)
+    assert variant.outputs["jobs"][0] == {
+        "name": "llama-latency",
+        "namespace": "bench-team-a",
+        "queue": "default",
+        "clusterQueue": "team-a",
+        "priorityClass": "benchmark-low",
+        "pods": 2,
+        "workers": 1,
+        "requests": {"cpu": "600m", "memory": "5888Mi"},
+        "flavor": ["cpu"],
+        "fits": True,
+        "borrowing": False,
+        "fitOnNominal": 82,
+    }
+
+
+# --------------------------------------------------------------------------- secrets
+
+CIPHER_KEY = "v1:AAABAGxsYW1hLWFwaS1rZXktY2lwaGVydGV4dA=="
+CIPHER_HEADER = "v1:AAABAGJlYXJlci10b2tlbi1jaXBoZXJ0ZXh0"
+
+
+def test_plain_api_key_arrives_as_a_secret() -> None:
+    """Even written in clear text (here ``${OPENAI_API_KEY}`` or a literal key), the apiKey is
+    registered as a Pulumi secret: encrypted in state, masked in previews."""
+    committed = by_name(committed_run("prod"))["jobs-bench-team-a-llama-latency"]
+    assert committed["inputs"]["spec"]["benchmark"]["endpoint"]["apiKey"] == secret("${OPENAI_API_KEY}")
+
+    values, _ = stack_values("prod")
+    values["jobs"][0]["spec"]["benchmark"]["endpoint"]["apiKey"] = "sk-plain-0123456789"
+    run = run_program("prod", values, set())
+    endpoint = job_records(run)["jobs-bench-team-a-llama-latency"]["inputs"]["spec"]["benchmark"]["endpoint"]
+    assert endpoint == {
+        "urls": LLAMA_ENDPOINT,
+        "type": "chat",
+        "streaming": True,
+        "apiKey": secret("sk-plain-0123456789"),
+    }
+    assert clean(endpoint)["apiKey"] == "[secret]"
+
+
+def secure_stack(tmp_path: Path) -> Path:
+    """prod, its job's apiKey and Authorization header from ``secure:`` config, X-Team in clear."""
+    text = (ROOT / "stacks" / "Pulumi.prod.yaml").read_text()
+    plain = "            apiKey: ${OPENAI_API_KEY}\n"
+    assert text.count(plain) == 1
+    secure = (
+        "            apiKey:\n"
+        f"              secure: {CIPHER_KEY}\n"
+        "            headers:\n"
+        "              X-Team: perf\n"
+        "              Authorization:\n"
+        f"                secure: {CIPHER_HEADER}\n"
+    )
+    path = tmp_path / "Pulumi.secure.yaml"
+    path.write_text(text.replace(plain, secure))
+    return path
+
+
+def test_secure_config_is_registered_as_secrets(tmp_path: Path) -> None:
+    from aiperf_kueue.loader import read_stack_file
+
+    values, secret_keys = read_stack_file(secure_stack(tmp_path))
+    assert secret_keys == {"jobs"}
+    run = run_program("secure", values, secret_keys)
+    record = job_records(run)["jobs-bench-team-a-llama-latency"]
+    raw = json.dumps(record["inputs"])
+    assert SECRET_SIG in raw
+    assert record["inputs"]["spec"]["benchmark"]["endpoint"] == {
+        "urls": LLAMA_ENDPOINT,
+        "type": "chat",
+        "streaming": True,
+        # The program never sees the ciphertext: the stack file reader redacts it.
+        "apiKey": secret("[secret]"),
+        # Every header value is a secret, the clear-text ones too.
+        "headers": {"X-Team": secret("perf"), "Authorization": secret("[secret]")},
+    }
+    everything = json.dumps([run.resources, run.outputs, run.warnings], default=str)
+    assert CIPHER_KEY not in everything
+    assert CIPHER_HEADER not in everything
+    # Only the endpoint is masked; the rest of the spec stays reviewable.
+    assert clean(record["inputs"])["spec"]["benchmark"]["endpoint"] == {
+        "urls": LLAMA_ENDPOINT,
+        "type": "chat",
+        "streaming": True,
+        "apiKey": "[secret]",
+        "headers": {"X-Team": "[secret]", "Authorization": "[secret]"},
+    }
+
+
+def test_plan_output_never_contains_the_ciphertext(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["plan", str(secure_stack(tmp_path)), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    files = {p.name: p.read_text() for p in sorted(out.iterdir())}
+    assert sorted(files) == ["charts.yaml", "manifests.yaml", "plan.json", "resources.json"]
+    for blob in [printed.out, printed.err, *files.values()]:
+        for cipher in (CIPHER_KEY, CIPHER_HEADER):
+            assert cipher not in blob
+            assert cipher.removeprefix("v1:") not in blob
+    records = {r["name"]: r for r in json.loads(files["resources.json"])}
+    endpoint = records["jobs-bench-team-a-llama-latency"]["inputs"]["spec"]["benchmark"]["endpoint"]
+    assert endpoint == {
+        "urls": LLAMA_ENDPOINT,
+        "type": "chat",
+        "streaming": True,
+        "apiKey": "[secret]",
+        "headers": {"X-Team": "[secret]", "Authorization": "[secret]"},
+    }
+    docs = [d for d in yaml.safe_load_all(files["manifests.yaml"]) if d["kind"] == "AIPerfJob"]
+    latency = next(d for d in docs if d["metadata"]["name"] == "llama-latency")
+    assert latency["spec"]["benchmark"]["endpoint"] == endpoint
+    assert latency["spec"]["benchmark"]["phases"][1] == {
+        "name": "profiling",
+        "kind": "profiling",
+        "concurrency": 50,
+        "requests": 2000,
+    }
