@@ -256,16 +256,23 @@ def test_plan_rejects_bad_job_stack(
 
 @pytest.fixture
 def registrations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The type of every resource the mock engine is asked to create."""
+    """The type of every resource the program asks the mock engine to register."""
     seen: list[str] = []
-    original = engine._Recorder.new_resource
+    original = engine._RecordingMonitor.RegisterResource
 
-    def spy(self: engine._Recorder, args: engine.mocks.MockResourceArgs) -> tuple[str, dict[str, object]]:
-        seen.append(args.typ)
-        return original(self, args)
+    def spy(self: engine._RecordingMonitor, request: Any) -> Any:
+        if request.type != "pulumi:pulumi:Stack":
+            seen.append(request.type)
+        return original(self, request)
 
-    monkeypatch.setattr(engine._Recorder, "new_resource", spy)
+    monkeypatch.setattr(engine._RecordingMonitor, "RegisterResource", spy)
     return seen
+
+
+def test_registration_spy_sees_the_valid_base(registrations: list[str]) -> None:
+    run = engine.run_program("base", base_values(), set())
+    assert registrations.count("kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob") == 4
+    assert len(registrations) == len(run.resources)
 
 
 @pytest.mark.parametrize("name", ["missing-endpoint-urls", "job-too-big", "duplicate-job-names"])
