@@ -9,7 +9,7 @@ LocalQueue, priority class, operator and JobSet → each AIPerfJob.
 
 import pulumi
 
-from aiperf_kueue import installs, manifests
+from aiperf_kueue import installs, manifests, submit
 from aiperf_kueue.admission import JobAdmission
 from components.installs import (
     AIPerfOperator,
@@ -31,12 +31,14 @@ config, plan, target = stack.config, stack.queues, stack.queues.target
 for warning in stack.warnings:
     pulumi.log.warn(warning)
 
+kueue_install = installs.kueue_install(config, target)  # helm, manifests, or external
 kueue = KueueInstall(
     "kueue",
     KueueInstallArgs(
-        release=installs.kueue_release(config, target) if config.kueue.install else None,
+        release=installs.kueue_release(config, target) if kueue_install["source"] == "helm" else None,
         gate=KueueReadinessGateArgs(**installs.readiness_gate(config, target)),
         protect=config.kueue.protect,
+        manifests=kueue_install.get("manifests"),
     ),
 )
 gate = [kueue.gate]
@@ -57,7 +59,7 @@ for cq in config.queues.cluster_queues:
         namespaces[ns.name] = BenchmarkNamespace(
             f"ns-{ns.name}",
             BenchmarkNamespaceArgs(
-                namespace=manifests.namespace(ns, cq.name),
+                namespace=manifests.namespace(ns, cq.name, submit.namespace_annotations(ns, config.operator)),
                 local_queues=[
                     manifests.local_queue(n, ns.name, cq.name, target) for n in manifests.local_queue_names(ns)
                 ],
@@ -79,7 +81,7 @@ priority_classes = (
 )
 
 charts = {}
-if config.kueue.install:
+if kueue_install["source"] == "helm":
     charts["kueue"] = installs.kueue_release(config, target).as_dict()
 controllers: list[pulumi.Resource] = [*gate]
 if config.jobset.install:
@@ -117,17 +119,35 @@ def job_resource(admission: JobAdmission) -> JobResource:
 if stack.jobs.admissions:
     AIPerfJobs("jobs", AIPerfJobsArgs([job_resource(a) for a in stack.jobs.admissions]))
 
-pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api})
+pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api, **kueue_install})
 pulumi.export("charts", charts)
 pulumi.export("localQueues", {name: ns.local_queue_names for name, ns in namespaces.items()})
 pulumi.export("quotas", plan.quota_table())
 pulumi.export("pools", plan.pool_table())
 pulumi.export("jobs", stack.jobs_table())
+pulumi.export("preflight", stack.preflight_table())
+# `aiperf kube profile` arguments that submit into each namespace as the declared jobs do.
+pulumi.export(
+    "aiperfCli",
+    {ns.name: submit.profile_command(ns, config.operator, image) for _, _, ns in submit.benchmark_namespaces(config)},
+)
 pulumi.export(
     "kubectl",
     {
         "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in queues.cluster_queue_names},
         "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespaces},
         "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespaces},
+        # Troubleshooting (README): why a job is Queued, Failed in preflight, or never preempts.
+        "describeWorkloads": {ns: f"kubectl describe workloads -n {ns}" for ns in namespaces},
+        "aiperfJobs": {ns: f"kubectl get aiperfjobs -n {ns}" for ns in namespaces},
+        "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespaces},
+        "preemption": {
+            cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'" for cq in queues.cluster_queue_names
+        },
+        "priorityClasses": "kubectl get workloadpriorityclasses",
+        "kueueReady": (
+            f"kubectl wait deploy/{installs.readiness_gate(config, target)['deployment']} "
+            f"-n {config.kueue.namespace} --for=condition=available"
+        ),
     },
 )

@@ -16,6 +16,7 @@ import yaml
 
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
+from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.sizing import DEFAULT_WORKERS_PER_POD, sizing_from_config
 from aiperf_kueue.sizing import operator_env as operator_sizing_env
@@ -149,6 +150,70 @@ def kueue_release(config: StackConfig, target: KueueTarget) -> HelmRelease:
     manager = yaml.safe_dump(kueue_manager_config(config, target), sort_keys=False)
     values = deep_merge({"managerConfig": {"controllerManagerConfigYaml": manager}}, config.kueue.values)
     return HelmRelease(config.kueue.release_name, config.kueue.chart or chart, version, config.kueue.namespace, values)
+
+
+#: What ``kueue.source: manifests`` installs: the release asset, for ``kubectl apply --server-side``.
+KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/v{version}/manifests.yaml"
+#: Where the release manifests put Kueue, and the Helm settings they fix (kueue NOTES §4).
+KUEUE_MANIFESTS_NAMESPACE = "kueue-system"
+KUEUE_MANIFESTS_RELEASE = "kueue"
+
+
+def kueue_manifests_url(target: KueueTarget) -> str:
+    """The pinned release's ``manifests.yaml`` (CRDs, RBAC, Deployment, webhooks, default config)."""
+    return KUEUE_MANIFESTS_URL.format(version=target.version_text)
+
+
+def kueue_install(config: StackConfig, target: KueueTarget) -> dict[str, str]:
+    """How Kueue gets onto the cluster, for the ``kueue`` stack output and ``plan``:
+    ``{"source": "helm"}``, ``{"source": "manifests", "manifests": <url>}``, or ``{"source": "external"}``."""
+    if not config.kueue.install:
+        return {"source": "external"}
+    if config.kueue.source == "manifests":
+        return {"source": "manifests", "manifests": kueue_manifests_url(target)}
+    return {"source": "helm"}
+
+
+def kueue_source_problems(config: StackConfig) -> list[Problem]:
+    """Settings ``kueue.source: manifests`` cannot honour, one problem each.
+
+    The release manifests carry Kueue's default manager configuration and fixed names in
+    ``kueue-system``; the program generates a configuration only for the Helm chart. A
+    setting that would silently not apply is an error rather than a warning.
+    """
+    kueue = config.kueue
+    if not kueue.install or kueue.source != "manifests":
+        return []
+    why = (
+        "is ignored with kueue.source: manifests (the release manifests ship Kueue's default manager "
+        "configuration, which this program can only generate for the Helm chart); remove it or use source: helm"
+    )
+    given: list[tuple[str, bool]] = [
+        ("chart", kueue.chart is not None),
+        ("values", bool(kueue.values)),
+        ("frameworks", kueue.frameworks is not None),
+        ("manageJobsWithoutQueueName", kueue.manage_jobs_without_queue_name),
+        ("fairSharing", kueue.fair_sharing is not None),
+        ("waitForPodsReady", kueue.wait_for_pods_ready is not None),
+    ]
+    problems = [Problem(key_path("kueue", key), why) for key, is_set in given if is_set]
+    if kueue.namespace != KUEUE_MANIFESTS_NAMESPACE:
+        problems.append(
+            Problem(
+                "kueue.namespace",
+                f"the release manifests install Kueue into {KUEUE_MANIFESTS_NAMESPACE}, got {kueue.namespace!r}; "
+                "remove it or use source: helm",
+            )
+        )
+    if kueue.release_name != KUEUE_MANIFESTS_RELEASE:
+        problems.append(
+            Problem(
+                "kueue.releaseName",
+                f"the release manifests name Kueue's objects kueue-* (no Helm release), got {kueue.release_name!r}; "
+                "remove it or use source: helm",
+            )
+        )
+    return problems
 
 
 def jobset_release(config: StackConfig) -> HelmRelease:

@@ -102,10 +102,14 @@ def cluster_queue(cq: ClusterQueue, plan: QueuePlan, cohort_name: str | None) ->
     }
 
 
-def namespace(ns: Namespace, cluster_queue_name: str) -> Manifest:
-    """The benchmark namespace, labelled for its ClusterQueue's namespaceSelector."""
+def namespace(ns: Namespace, cluster_queue_name: str, annotations: dict[str, str] | None = None) -> Manifest:
+    """The benchmark namespace, labelled for its ClusterQueue's namespaceSelector and carrying
+    ``annotations`` (the default-queue annotation, :func:`aiperf_kueue.submit.namespace_annotations`)."""
     labels = {**ns.labels, CLUSTER_QUEUE_LABEL: cluster_queue_name}
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns.name, labels=labels)}
+    meta = _meta(ns.name, labels=labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
 
 def local_queue_names(ns: Namespace) -> list[str]:

@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aiperf_kueue import preflight
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.jobs import expand_sweeps
-from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.errors import ConfigError, Problem
+from aiperf_kueue.installs import kueue_source_problems
 from aiperf_kueue.planner import QueuePlan, plan_queues
+from aiperf_kueue.priority_checks import priority_warnings
 from aiperf_kueue.sizing import Sizing, canonical, sizing_from_config
 
 
@@ -26,11 +29,19 @@ class StackPlan:
     queues: QueuePlan
     sizing: Sizing
     jobs: JobsReport
+    preflight: tuple[preflight.Check, ...] = ()
+    """AIPerf's "Kueue Queue" preflight for every submission into this stack's cluster."""
+    checks: tuple[str, ...] = ()
+    """Priority warnings, then preflight WARNs with their fixes."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Queue warnings, then job warnings, in config order."""
-        return (*self.queues.warnings, *self.jobs.warnings)
+        """Queue warnings, job warnings, priority warnings, then preflight WARNs, in config order."""
+        return (*self.queues.warnings, *self.jobs.warnings, *self.checks)
+
+    def preflight_table(self) -> list[dict[str, Any]]:
+        """Per submission: the preflight status, the operator's message, the fix, and what follows."""
+        return [c.as_dict() for c in self.preflight]
 
     def jobs_table(self) -> list[dict[str, Any]]:
         """Per job: where it goes, what it asks for, where it lands, how many fit at once."""
@@ -56,11 +67,37 @@ def _job_row(admission: JobAdmission, config: StackConfig) -> dict[str, Any]:
 
 
 def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None) -> StackPlan:
-    """Plan the queues, then size and place every job; :class:`ConfigError` on any problem."""
-    queues = plan_queues(config, source, project_dir)
+    """Plan the queues, then size and place every job and run AIPerf's preflight on it;
+    :class:`ConfigError` on any problem (a preflight FAIL names its job)."""
+    install_problems = kueue_source_problems(config)
+    try:
+        queues = plan_queues(config, source, project_dir)
+    except ConfigError as exc:
+        raise ConfigError(source, [*install_problems, *exc.problems]) from None
+    if install_problems:
+        raise ConfigError(source, install_problems)
     entries = expand_sweeps(config.jobs, config.sweeps, source)
     sizing = sizing_from_config(config.operator.sizing)
     report = check_jobs(entries, config, queues, sizing)
-    if report.problems:
-        raise ConfigError(source, list(report.problems))
-    return StackPlan(config, queues, sizing, report)
+    checks = preflight.stack_checks(config, entries, queues.target)
+    problems = _merge(list(report.problems), preflight.problems(checks))
+    if problems:
+        raise ConfigError(source, problems)
+    warnings = (*priority_warnings(config), *preflight.warnings(checks))
+    return StackPlan(config, queues, sizing, report, checks, warnings)
+
+
+def _merge(admission: list[Problem], failed: list[Problem]) -> list[Problem]:
+    """Admission problems, each preflight FAIL in place of the admission problems at the same key
+    (a missing LocalQueue): the operator fails such a job before Kueue ever sees it."""
+    pending: dict[str, list[Problem]] = {}
+    for p in failed:
+        pending.setdefault(p.path, []).append(p)
+    replaced = set(pending)
+    out: list[Problem] = []
+    for p in admission:
+        if p.path in pending:
+            out += pending.pop(p.path)
+        elif p.path not in replaced:
+            out.append(p)
+    return out + [p for ps in pending.values() for p in ps]

@@ -43,11 +43,13 @@ def _with_provider_cluster(gate: KueueReadinessGateArgs) -> KueueReadinessGateAr
 
 @dataclass(frozen=True)
 class KueueInstallArgs:
-    """The chart (``None`` when Kueue is managed elsewhere) and the gate's settings."""
+    """The chart or the release manifests (neither when Kueue is managed elsewhere) and the gate's settings."""
 
     release: HelmRelease | None
     gate: KueueReadinessGateArgs
     protect: bool = True
+    manifests: str | None = None
+    """URL of the release's ``manifests.yaml`` (``kueue.source: manifests``), instead of ``release``."""
 
 
 class KueueInstall(pulumi.ComponentResource):
@@ -71,12 +73,35 @@ class KueueInstall(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[ns]),
             )
             gate_after.append(self.chart)
+        self.manifests: k8s.yaml.v2.ConfigFile | None = None
+        if args.manifests is not None:
+            _require_server_side_apply()
+            # The manifests bring their own kueue-system Namespace, so none is declared here.
+            # Applied server-side, the provider's default (enableServerSideApply): the workloads
+            # CRD is about 1.4 MB, far beyond the 256 KiB last-applied-configuration annotation a
+            # client-side apply writes (Kueue documents `kubectl apply --server-side` for this file).
+            # Protected like the chart: it carries Kueue's CRDs.
+            self.manifests = k8s.yaml.v2.ConfigFile(
+                f"{name}-manifests",
+                file=args.manifests,
+                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            )
+            gate_after.append(self.manifests)
         self.gate = KueueReadinessGate(
             f"{name}-ready",
             _with_provider_cluster(args.gate),
             pulumi.ResourceOptions(parent=self, depends_on=gate_after),
         )
-        self.register_outputs({"chart": args.release.as_dict() if args.release else None})
+        self.register_outputs({"chart": args.release.as_dict() if args.release else None, "manifests": args.manifests})
+
+
+def _require_server_side_apply() -> None:
+    """Stop before registering anything when the provider is configured for client-side apply."""
+    if pulumi.Config("kubernetes").get_bool("enableServerSideApply") is False:
+        raise pulumi.RunError(
+            "kueue.source: manifests needs server-side apply (Kueue's workloads CRD exceeds the client-side "
+            "annotation limit); remove kubernetes:enableServerSideApply: false or use kueue.source: helm"
+        )
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_file_for, stack_name_of
 from aiperf_kueue.stack_plan import plan_stack
-from offline import report
+from offline import report, submissions
 from offline.engine import ROOT, close_worker_loops, run_program
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
@@ -49,6 +49,8 @@ def plan(stack: str, out: Path | None) -> int:
         "pools": outputs.get("pools", {}),
         "localQueues": outputs.get("localQueues", {}),
         "jobs": outputs.get("jobs", []),
+        "preflight": outputs.get("preflight", []),
+        "aiperfCli": outputs.get("aiperfCli", {}),
         "warnings": run.warnings,
     }
     files = {
@@ -82,6 +84,14 @@ def plan(stack: str, out: Path | None) -> int:
     for key, chart in (outputs.get("charts") or {}).items():
         version = f" {chart['version']}" if chart.get("version") else ""
         print(f"  {key}: {chart['chart']}{version} as release {chart['release']} in {chart['namespace']}")
+    print(f"\n{submissions.kueue_install_line(kueue, outputs.get('charts') or {})}")
+    preflight = plan_data["preflight"]
+    print(f'\nAIPerf preflight "Kueue Queue" ({len(preflight)} submissions into this stack\'s cluster):')
+    for line in submissions.preflight_lines(preflight):
+        print(f"  {line}")
+    print("\nSubmit from the CLI (append the benchmark's flags: --url, --model, ...):")
+    for line in submissions.cli_lines(plan_data["aiperfCli"]):
+        print(f"  {line}")
     print(f"\nWarnings ({len(run.warnings)}):" if run.warnings else "\nWarnings: none")
     for warning in run.warnings:
         print(f"  - {warning}")

@@ -15,7 +15,7 @@ from tests.support import ROOT
 
 DEV_PLAN = {
     "stack": "dev",
-    "kueue": {"version": "0.19.2", "apiVersion": "v1beta2"},
+    "kueue": {"version": "0.19.2", "apiVersion": "v1beta2", "source": "helm"},
     "quotas": {"benchmarks": {"default": {"cpu": "7200m", "memory": "14745Mi"}}},
     "pools": {"default": {"cpu": "7200m", "memory": "14745Mi"}},
     "localQueues": {"aiperf-benchmarks": ["aiperf-queue"]},
@@ -35,6 +35,51 @@ DEV_PLAN = {
             "fitOnNominal": 2,
         }
     ],
+    "preflight": [
+        {
+            "check": "Kueue Queue",
+            "subject": "AIPerfJob aiperf-benchmarks/smoke",
+            "kind": "AIPerfJob",
+            "job": "smoke",
+            "namespace": "aiperf-benchmarks",
+            "queueName": "aiperf-queue",
+            "status": "PASS",
+            "message": "Kueue LocalQueue 'aiperf-queue' exists",
+            "fix": None,
+            "then": "JobSet labelled kueue.x-k8s.io/queue-name=aiperf-queue and created suspended; Kueue admits it "
+            "through LocalQueue aiperf-queue (ClusterQueue benchmarks)",
+        },
+        {
+            "check": "Kueue Queue",
+            "subject": "aiperf kube profile -n aiperf-benchmarks --queue-name aiperf-queue",
+            "kind": "aiperf kube profile",
+            "job": None,
+            "namespace": "aiperf-benchmarks",
+            "queueName": "aiperf-queue",
+            "status": "PASS",
+            "message": "Kueue LocalQueue 'aiperf-queue' exists",
+            "fix": None,
+            "then": "JobSet labelled kueue.x-k8s.io/queue-name=aiperf-queue and created suspended; Kueue admits it "
+            "through LocalQueue aiperf-queue (ClusterQueue benchmarks)",
+        },
+        {
+            "check": "Kueue Queue",
+            "subject": "aiperf kube profile -n aiperf-benchmarks (no --queue-name)",
+            "kind": "aiperf kube profile without --queue-name",
+            "job": None,
+            "namespace": "aiperf-benchmarks",
+            "queueName": None,
+            "status": "PASS",
+            "message": "No explicit queue specified but namespace has kueue.x-k8s.io/default-queue-name annotation",
+            "fix": None,
+            "then": "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the "
+            "operator routes by the annotation); pass --queue-name aiperf-queue",
+        },
+    ],
+    "aiperfCli": {
+        "aiperf-benchmarks": "aiperf kube profile --namespace aiperf-benchmarks --image nvcr.io/nvidia/aiperf:0.8.0 "
+        "--queue-name aiperf-queue"
+    },
     "warnings": [],
 }
 

@@ -116,6 +116,8 @@ def test_default_local_queue_and_existing_namespace() -> None:
     assert clean(patch["inputs"])["metadata"] == {
         "name": "ml-team-b",
         "labels": {**PART_OF, "aiperf-kueue/cluster-queue": "team-b"},
+        # Server-side applied to the existing namespace too: AIPerf's preflight reads it there.
+        "annotations": {"kueue.x-k8s.io/default-queue-name": "aiperf-queue"},
     }
     created = resources["ns-bench-team-b-ns"]
     assert created["type"] == "kubernetes:core/v1:Namespace"

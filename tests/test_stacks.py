@@ -62,6 +62,7 @@ def test_promised_defaults() -> None:
             "version": "0.19.2",
             "apiVersion": "auto",
             "install": True,
+            "source": "helm",
             "namespace": "kueue-system",
             "releaseName": "kueue",
             "protect": True,
@@ -98,6 +99,7 @@ def test_promised_defaults() -> None:
                             "create": True,
                             "localQueue": "aiperf-queue",
                             "defaultQueue": False,
+                            "defaultQueueAnnotation": True,
                             "labels": {},
                             "retainOnDelete": True,
                         }

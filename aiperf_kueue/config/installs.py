@@ -64,6 +64,14 @@ class KueueInstallConfig(Model):
     """Install Kueue from its Helm chart (default true). False: Kueue is managed elsewhere;
     nothing of it is declared, and the readiness gate still guards every Kueue object."""
 
+    source: Literal["helm", "manifests"] = "helm"
+    """How Kueue is installed when ``install`` is true (default ``helm``). ``helm``: the chart, with
+    the manager configuration generated from the settings below. ``manifests``: the release's
+    ``manifests.yaml`` for ``version``, exactly as upstream ships it (Kueue's documented
+    ``kubectl apply --server-side`` install); its manager configuration is Kueue's default, so
+    ``frameworks``, ``manageJobsWithoutQueueName``, ``fairSharing``, ``waitForPodsReady``,
+    ``chart``, ``values`` and a non-default ``namespace``/``releaseName`` are rejected with it."""
+
     namespace: DnsLabel = "kueue-system"
     """Namespace of the Kueue controller (default ``kueue-system``)."""
 

@@ -80,6 +80,14 @@ class Namespace(Model):
     """Also create a LocalQueue named ``default``, Kueue's own default for jobs without a
     queue label (default false; Kueue >= 0.17, alpha and off in 0.10)."""
 
+    default_queue_annotation: bool = True
+    """Annotate the namespace ``kueue.x-k8s.io/default-queue-name: <queue>`` (default true), also
+    for ``create: false`` namespaces. ``<queue>`` is ``operator.defaultQueue`` when set, else
+    ``localQueue``: the queue the operator's env default stamps, so the two always agree.
+    Why: AIPerf's preflight passes a job without ``spec.scheduling.queueName`` only in an
+    annotated namespace, and warns otherwise. Neither Kueue nor the operator routes a job by
+    the annotation; ``operator.defaultQueue`` (or a LocalQueue named ``default``) does."""
+
     labels: dict[QualifiedName, LabelValue] = Field(default_factory=dict)
     """Extra labels on the namespace (default none)."""
 

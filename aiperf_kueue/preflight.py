@@ -1,0 +1,303 @@
+"""AIPerf's "Kueue Queue" preflight, run at plan time against the cluster this stack creates.
+
+The operator runs this check on every new AIPerfJob; any FAIL sets the job ``Failed`` with
+``Pre-flight failed: Kueue Queue: <message>`` (``op/preflight/_infra.py`` and
+``op/handlers/create.py``, aiperf NOTES §4). :func:`check_kueue_queue` is the same decision
+table with the operator's exact wording, as a pure function of what the check reads:
+
+==========================================================  =====  ==========================================
+Situation                                                   Result Message
+==========================================================  =====  ==========================================
+queueName set, LocalQueue found                             PASS   ``Kueue LocalQueue '<q>' exists``
+queueName set, 404, Kueue not installed                     FAIL   ``Kueue is not installed, but LocalQueue ...``
+queueName set, 404, Kueue installed                         FAIL   ``Kueue LocalQueue '<q>' not found. ...``
+queueName set, other HTTP error (403)                       WARN   ``Could not verify Kueue queue: HTTP <code>``
+no queueName, Kueue not installed                           SKIP   ``Kueue not installed (queue check skipped)``
+no queueName, namespace annotated default-queue-name        PASS   ``No explicit queue specified but ...``
+no queueName, no annotation                                 WARN   ``Kueue is installed but no queue configured. ...``
+==========================================================  =====  ==========================================
+
+The check reads **only** ``spec.scheduling.queueName``, never the operator's env default;
+"installed" means listing LocalQueues in the job's namespace succeeds (any error, 403
+included, counts as not installed).
+
+:func:`stack_checks` applies it to every submission the platform can see: each AIPerfJob
+the stack declares (always with a queueName), and per benchmark namespace
+``aiperf kube profile`` as exported in ``aiperfCli`` and without ``--queue-name``. The
+cluster is the one this stack creates: its LocalQueues and namespace annotations, and
+Kueue installed (by this program, or elsewhere with ``kueue.install: false``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiperf_kueue import manifests
+from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.jobs import JobEntry
+from aiperf_kueue.errors import Problem, key_path
+from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, DEFAULT_QUEUE_ANNOTATION, QUEUE_NAME_LABEL, KueueTarget
+from aiperf_kueue.submit import benchmark_namespaces, namespace_annotations, namespace_queue
+
+#: The operator's name for the check (the ``Pre-flight failed: <check>: <message>`` prefix).
+CHECK_NAME = "Kueue Queue"
+
+Status = Literal["PASS", "WARN", "FAIL", "SKIP"]
+
+#: How a submission reached the cluster.
+Kind = Literal["AIPerfJob", "aiperf kube profile", "aiperf kube profile without --queue-name"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """What the check reads from the cluster."""
+
+    kueue_installed: bool
+    """Whether listing LocalQueues succeeds (the Kueue CRDs are served)."""
+
+    local_queues: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """LocalQueue names per namespace."""
+
+    annotations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Annotations per namespace."""
+
+    local_queue_http_error: int | None = None
+    """HTTP status (not 404) every LocalQueue read returns instead of an answer, e.g. 403 when the
+    operator's ClusterRole lacks ``kueue.x-k8s.io/localqueues`` get/list (``None``: reads work)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One result of the check."""
+
+    status: Status
+    """PASS, WARN, FAIL or SKIP."""
+
+    message: str
+    """The operator's message, verbatim."""
+
+    fix: str | None = None
+    """What to change (``None`` on PASS)."""
+
+
+def check_kueue_queue(namespace: str, queue_name: str | None, cluster: Cluster) -> Outcome:
+    """The operator's ``_check_kueue_queue`` for a job in ``namespace`` with ``spec.scheduling.queueName``."""
+    queues = cluster.local_queues.get(namespace, ()) if cluster.kueue_installed else ()
+    suggestion = queues[0] if queues else "<queue-name>"
+    if queue_name:
+        if cluster.local_queue_http_error is not None:
+            return Outcome(
+                "WARN",
+                f"Could not verify Kueue queue: HTTP {cluster.local_queue_http_error}",
+                "let the operator read LocalQueues: its ClusterRole needs get and list on kueue.x-k8s.io "
+                "localqueues (the chart's clusterrole.yaml grants them)",
+            )
+        if queue_name in queues:
+            return Outcome("PASS", f"Kueue LocalQueue '{queue_name}' exists")
+        if not _installed(cluster):
+            return Outcome(
+                "FAIL",
+                f"Kueue is not installed, but LocalQueue '{queue_name}' was explicitly requested. "
+                "Install Kueue or remove scheduling.queueName from spec.",
+                "install Kueue (kueue.install: true) before submitting, or submit without a queue",
+            )
+        return Outcome(
+            "FAIL",
+            f"Kueue LocalQueue '{queue_name}' not found. Create it or remove scheduling.queueName from spec.",
+            f"name a LocalQueue of namespace {namespace} ({', '.join(queues) or 'none'}), or create "
+            f"'{queue_name}' there (a namespace's localQueue, or defaultQueue: true for 'default')",
+        )
+    if not _installed(cluster):
+        return Outcome(
+            "SKIP",
+            "Kueue not installed (queue check skipped)",
+            "install Kueue, or accept that the job runs without gang-scheduling and quota",
+        )
+    if DEFAULT_QUEUE_ANNOTATION in cluster.annotations.get(namespace, {}):
+        return Outcome(
+            "PASS",
+            f"No explicit queue specified but namespace has {DEFAULT_QUEUE_ANNOTATION} annotation",
+        )
+    return Outcome(
+        "WARN",
+        "Kueue is installed but no queue configured. Job will bypass gang-scheduling and quota management.",
+        f"set spec.scheduling.queueName (aiperf kube profile --queue-name {suggestion}), or annotate the "
+        f"namespace: kubectl annotate namespace {namespace} {DEFAULT_QUEUE_ANNOTATION}={suggestion}",
+    )
+
+
+def _installed(cluster: Cluster) -> bool:
+    # The operator lists LocalQueues (limit=1); any error, 403 included, reads as "not installed".
+    return cluster.kueue_installed and cluster.local_queue_http_error is None
+
+
+# --------------------------------------------------------------------------- this stack's cluster
+
+
+@dataclass(frozen=True)
+class Check:
+    """One submission into this stack's cluster and the operator's preflight verdict on it."""
+
+    kind: Kind
+    """``AIPerfJob`` (declared by this stack) or an ``aiperf kube profile`` submission."""
+
+    namespace: str
+    """Where it is submitted."""
+
+    queue_name: str | None
+    """Its ``spec.scheduling.queueName`` (``None``: none)."""
+
+    origin: tuple[str | int, ...]
+    """Config key path it comes from: ``jobs[0]``, ``sweeps[1]`` or a namespace."""
+
+    outcome: Outcome
+    """The check's result."""
+
+    then: str
+    """What happens to the JobSet after a passing preflight: which queue admits it, if any."""
+
+    job: str | None = None
+    """AIPerfJob name (declared jobs only)."""
+
+    sweep: str | None = None
+    """The sweep a declared job is a point of."""
+
+    @property
+    def subject(self) -> str:
+        """``AIPerfJob bench/llama-latency`` or ``aiperf kube profile -n bench ...``."""
+        if self.job is not None:
+            return f"{self.kind} {self.namespace}/{self.job}"
+        flag = f" --queue-name {self.queue_name}" if self.queue_name else " (no --queue-name)"
+        return f"aiperf kube profile -n {self.namespace}{flag}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``plan.json`` / stack-output row."""
+        return {
+            "check": CHECK_NAME,
+            "subject": self.subject,
+            "kind": self.kind,
+            "job": self.job,
+            "namespace": self.namespace,
+            "queueName": self.queue_name,
+            "status": self.outcome.status,
+            "message": self.outcome.message,
+            "fix": self.outcome.fix,
+            "then": self.then,
+        }
+
+
+def stack_cluster(config: StackConfig) -> Cluster:
+    """The cluster this stack creates: Kueue is installed (here, or elsewhere when
+    ``kueue.install`` is false), one or two LocalQueues and the annotation per namespace."""
+    local_queues: dict[str, tuple[str, ...]] = {}
+    annotations: dict[str, dict[str, str]] = {}
+    for _, _, ns in benchmark_namespaces(config):
+        local_queues[ns.name] = tuple(manifests.local_queue_names(ns))
+        annotations[ns.name] = namespace_annotations(ns, config.operator)
+    return Cluster(kueue_installed=True, local_queues=local_queues, annotations=annotations)
+
+
+def stack_checks(
+    config: StackConfig, entries: Sequence[JobEntry], target: KueueTarget, cluster: Cluster | None = None
+) -> tuple[Check, ...]:
+    """The check for every declared AIPerfJob whose namespace is a benchmark namespace, then per
+    namespace for ``aiperf kube profile`` with the exported arguments and without ``--queue-name``."""
+    cluster = cluster or stack_cluster(config)
+    namespaces = {ns.name: (path, cq, ns) for path, cq, ns in benchmark_namespaces(config)}
+    checks: list[Check] = []
+    for entry in entries:
+        if entry.namespace not in namespaces:
+            continue  # the admission check reports the unknown namespace
+        _, cq, ns = namespaces[entry.namespace]
+        queue = entry.queue or namespace_queue(ns, config.operator)
+        outcome = check_kueue_queue(entry.namespace, queue, cluster)
+        then = _queued(queue, cq)
+        checks.append(Check("AIPerfJob", entry.namespace, queue, entry.origin, outcome, then, entry.name, entry.sweep))
+    for path, cq, ns in benchmark_namespaces(config):
+        queue = namespace_queue(ns, config.operator)
+        checks.append(
+            Check(
+                "aiperf kube profile",
+                ns.name,
+                queue,
+                path,
+                check_kueue_queue(ns.name, queue, cluster),
+                _queued(queue, cq),
+            )
+        )
+        checks.append(
+            Check(
+                "aiperf kube profile without --queue-name",
+                ns.name,
+                None,
+                (*path, "defaultQueueAnnotation"),
+                check_kueue_queue(ns.name, None, cluster),
+                _unlabelled(config, ns.name, cluster.local_queues.get(ns.name, ()), cq, target),
+            )
+        )
+    return tuple(checks)
+
+
+def _queued(queue: str, cluster_queue: str) -> str:
+    return (
+        f"JobSet labelled {QUEUE_NAME_LABEL}={queue} and created suspended; Kueue admits it through "
+        f"LocalQueue {queue} (ClusterQueue {cluster_queue})"
+    )
+
+
+def _unlabelled(
+    config: StackConfig, namespace: str, local_queues: Sequence[str], cluster_queue: str, target: KueueTarget
+) -> str:
+    """Where a job without ``spec.scheduling.queueName`` ends up: the annotation routes nothing."""
+    default_queue = config.operator.default_queue
+    if default_queue:
+        return (
+            f"the operator labels the JobSet {QUEUE_NAME_LABEL}={default_queue} (operator.defaultQueue) and "
+            f"creates it suspended; Kueue admits it through LocalQueue {default_queue} (ClusterQueue {cluster_queue})"
+        )
+    if DEFAULT_LOCAL_QUEUE in local_queues and target.default_local_queue_defaulting:
+        # Kueue's job webhook defaults the queue label to a LocalQueue named "default", then
+        # suspends the labelled job (LocalQueueDefaulting, GA from 0.17).
+        return (
+            f"no queue label from the operator; Kueue labels the JobSet {QUEUE_NAME_LABEL}={DEFAULT_LOCAL_QUEUE} "
+            f"(a LocalQueue named default, Kueue >= 0.17) and admits it through it (ClusterQueue {cluster_queue})"
+        )
+    if config.kueue.manage_jobs_without_queue_name:
+        return (
+            "no queue label: Kueue (manageJobsWithoutQueueName) suspends the JobSet and never admits it, "
+            f"no LocalQueue being named; pass --queue-name {local_queues[0] if local_queues else '<queue-name>'}"
+        )
+    return (
+        "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the "
+        f"operator routes by the annotation); pass --queue-name {local_queues[0] if local_queues else '<queue-name>'}"
+    )
+
+
+def problems(checks: Sequence[Check]) -> list[Problem]:
+    """Every FAIL of a declared AIPerfJob, as a config problem at its ``queue`` key naming the job
+    (a sweep once, by its name: its points share namespace and queue)."""
+    out: list[Problem] = []
+    for c in checks:
+        if c.outcome.status != "FAIL" or c.job is None:
+            continue
+        what = "every AIPerfJob of the sweep" if c.sweep else "the AIPerfJob"
+        out.append(
+            Problem(
+                key_path(*c.origin, "queue"),
+                f"{c.sweep or c.job}: AIPerf's preflight would fail {what} (phase Failed, \"Pre-flight failed: "
+                f'{CHECK_NAME}: {c.outcome.message}"); {c.outcome.fix}',
+            )
+        )
+    return list(dict.fromkeys(out))
+
+
+def warnings(checks: Sequence[Check]) -> list[str]:
+    """Every WARN, with its fix, as a plan warning at the config key that decides it."""
+    return [
+        f'{key_path(*c.origin)}: AIPerf preflight WARN for {c.subject}: "{c.outcome.message}" Fix: {c.outcome.fix}'
+        + (" (or set defaultQueueAnnotation: true)" if c.kind == "aiperf kube profile without --queue-name" else "")
+        for c in checks
+        if c.outcome.status == "WARN"
+    ]

@@ -1,0 +1,142 @@
+"""The namespace default-queue annotation and the ``aiperf kube profile`` arguments per namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiperf_kueue import manifests, submit
+from aiperf_kueue.config import Namespace
+from aiperf_kueue.config.installs import OperatorConfig
+from offline.engine import run_program
+from offline.report import clean
+from tests.support import by_name, committed_run, stack_values
+
+PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}
+ANNOTATION = "kueue.x-k8s.io/default-queue-name"
+
+
+def _namespace_metadata(values: dict[str, Any], stack: str = "prod") -> dict[str, Any]:
+    run = run_program(stack, values, stack_values(stack)[1])
+    return {
+        r["inputs"]["metadata"]["name"]: clean(r["inputs"]["metadata"])
+        for r in run.resources
+        if r["name"].startswith("ns-") and r["name"].endswith("-ns")
+    }
+
+
+def test_prod_namespaces_are_annotated_with_their_local_queue() -> None:
+    resources = by_name(committed_run("prod"))
+    assert clean(resources["ns-bench-team-a-ns"]["inputs"]) == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": "bench-team-a",
+            "labels": {**PART_OF, "aiperf-kueue/cluster-queue": "team-a"},
+            "annotations": {ANNOTATION: "aiperf-queue"},
+        },
+    }
+    annotations = {
+        r["inputs"]["metadata"]["name"]: (r["type"].rsplit(":", 1)[-1], r["inputs"]["metadata"].get("annotations"))
+        for r in resources.values()
+        if r["name"].startswith("ns-") and r["name"].endswith("-ns")
+    }
+    assert annotations == {
+        "bench-team-a": ("Namespace", {ANNOTATION: "aiperf-queue"}),
+        "bench-team-b": ("Namespace", {ANNOTATION: "aiperf-queue"}),
+        "ml-team-b": ("NamespacePatch", {ANNOTATION: "aiperf-queue"}),  # create: false, patched server-side
+        "bench-research": ("Namespace", {ANNOTATION: "aiperf-queue"}),
+    }
+
+
+def test_the_annotation_is_absent_when_turned_off() -> None:
+    values, _ = stack_values("prod")
+    namespaces = values["queues"]["clusterQueues"][1]["namespaces"]
+    namespaces[0]["defaultQueueAnnotation"] = False  # created
+    namespaces[1]["defaultQueueAnnotation"] = False  # create: false
+    metadata = _namespace_metadata(values)
+    assert metadata["bench-team-b"] == {
+        "name": "bench-team-b",
+        "labels": {**PART_OF, "aiperf-kueue/cluster-queue": "team-b"},
+    }
+    assert metadata["ml-team-b"] == {"name": "ml-team-b", "labels": {**PART_OF, "aiperf-kueue/cluster-queue": "team-b"}}
+    assert metadata["bench-team-a"]["annotations"] == {ANNOTATION: "aiperf-queue"}
+
+
+def test_the_annotation_names_the_operators_default_queue() -> None:
+    values, _ = stack_values("prod")
+    for cq in values["queues"]["clusterQueues"]:
+        for ns in cq["namespaces"]:
+            ns["defaultQueue"] = True
+    values["operator"]["defaultQueue"] = "default"
+    metadata = _namespace_metadata(values)
+    assert {name: m["annotations"] for name, m in metadata.items()} == {
+        "bench-team-a": {ANNOTATION: "default"},
+        "bench-team-b": {ANNOTATION: "default"},
+        "ml-team-b": {ANNOTATION: "default"},
+        "bench-research": {ANNOTATION: "default"},
+    }
+
+
+def test_namespace_builder() -> None:
+    ns = Namespace(name="bench", local_queue="lq")
+    op = OperatorConfig()
+    assert submit.namespace_annotations(ns, op) == {ANNOTATION: "lq"}
+    assert submit.namespace_annotations(Namespace(name="bench", default_queue_annotation=False), op) == {}
+    assert submit.namespace_annotations(ns, OperatorConfig(default_queue="shared")) == {ANNOTATION: "shared"}
+    assert manifests.namespace(ns, "team", submit.namespace_annotations(ns, op)) == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": "bench",
+            "labels": {**PART_OF, "aiperf-kueue/cluster-queue": "team"},
+            "annotations": {ANNOTATION: "lq"},
+        },
+    }
+
+
+# aiperf kube profile ---------------------------------------------------------------------------------
+
+#: Flag names of ``KubeOptions`` (ai-dynamo/aiperf ``src/aiperf/config/kube.py@23bae68f``).
+VERIFIED_FLAGS = {"-n", "--namespace", "--image", "--queue-name", "--priority-class"}
+
+
+def test_prod_cli_arguments() -> None:
+    assert committed_run("prod").outputs["aiperfCli"] == {
+        ns: f"aiperf kube profile --namespace {ns} --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name aiperf-queue "
+        "--priority-class benchmark-low"
+        for ns in ("bench-team-a", "bench-team-b", "ml-team-b", "bench-research")
+    }
+
+
+def test_cli_arguments_use_only_verified_flags() -> None:
+    args = submit.profile_args(
+        Namespace(name="bench"), OperatorConfig(default_priority_class="low"), "nvcr.io/nvidia/aiperf:0.8.0"
+    )
+    assert args[:3] == ["aiperf", "kube", "profile"]
+    assert {a for a in args if a.startswith("-")} <= VERIFIED_FLAGS
+
+
+def test_cli_arguments_follow_the_operators_defaults() -> None:
+    ns = Namespace(name="bench", local_queue="lq", default_queue=True)
+    image = "nvcr.io/nvidia/aiperf:0.8.0"
+    assert submit.profile_command(ns, OperatorConfig(), image) == (
+        "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name lq"
+    )
+    assert submit.profile_command(ns, OperatorConfig(default_queue="default", default_priority_class="low"), image) == (
+        "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name default "
+        "--priority-class low"
+    )
+
+
+def test_kubectl_outputs_for_troubleshooting() -> None:
+    kubectl = committed_run("prod").outputs["kubectl"]
+    assert kubectl["namespaceAnnotations"]["ml-team-b"] == (
+        "kubectl get namespace ml-team-b -o jsonpath='{.metadata.annotations.kueue\\.x-k8s\\.io/default-queue-name}'"
+    )
+    assert kubectl["describeWorkloads"]["bench-team-a"] == "kubectl describe workloads -n bench-team-a"
+    assert kubectl["aiperfJobs"]["bench-research"] == "kubectl get aiperfjobs -n bench-research"
+    assert kubectl["preemption"]["research"] == "kubectl get clusterqueue research -o jsonpath='{.spec.preemption}'"
+    assert kubectl["priorityClasses"] == "kubectl get workloadpriorityclasses"
+    assert kubectl["kueueReady"] == (
+        "kubectl wait deploy/kueue-controller-manager -n kueue-system --for=condition=available"
+    )
