@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from aiperf_kueue import installs, manifests
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
@@ -259,8 +260,6 @@ RICH_JOB: dict[str, Any] = {
 
 def rich_stack(tmp_path: Path) -> Path:
     """prod plus :data:`RICH_JOB`, written as a stack file with ``secure:`` values."""
-    import yaml
-
     document = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())
     document["config"]["aiperf-kueue:jobs"].append(copy.deepcopy(RICH_JOB))
     path = tmp_path / "Pulumi.rich.yaml"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from aiperf_kueue.loader import read_stack_file
 from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE
 from offline.cli import main
 from offline.engine import ProgramRun, run_program
@@ -334,8 +335,6 @@ def secure_stack(tmp_path: Path) -> Path:
 
 
 def test_secure_config_is_registered_as_secrets(tmp_path: Path) -> None:
-    from aiperf_kueue.loader import read_stack_file
-
     values, secret_keys = read_stack_file(secure_stack(tmp_path))
     assert secret_keys == {"jobs"}
     run = run_program("secure", values, secret_keys)
