@@ -1,24 +1,26 @@
 """``aiperf-kueue``: the offline plan of a stack, without the Pulumi CLI or a cluster.
 
-Exit codes: 0 planned; 2 invalid config (one line per problem, nothing written);
-1 anything else.
+Exit codes: 0 planned (or compared); 2 invalid config (one line per problem, nothing
+written); 3 ``diff --exit-code`` found changes; 1 anything else.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_file_for, stack_name_of
 from aiperf_kueue.stack_plan import plan_stack
-from offline import report, submissions
+from offline import diff, markdown, report, sources, submissions
 from offline.engine import ROOT, close_worker_loops, run_program
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 
 
 def _stacks_dir() -> Path:
@@ -26,18 +28,29 @@ def _stacks_dir() -> Path:
     return local if local.is_dir() else ROOT / "stacks"
 
 
-def plan(stack: str, out: Path | None) -> int:
-    """Validate, run the program under the recording engine, print and write the plan."""
-    path = stack_file_for(stack, _stacks_dir())
-    source = str(path)
+@dataclass(frozen=True)
+class PlanResult:
+    """One stack planned: what ``plan`` writes and prints, and what ``diff`` compares."""
+
+    name: str
+    source: str
+    records: list[dict[str, Any]]
+    outputs: dict[str, Any]
+    plan_data: dict[str, Any]
+    warnings: list[str]
+    files: dict[str, str]
+
+
+def compute_plan(path: Path, source: str | None = None) -> PlanResult:
+    """Validate the stack file at ``path`` (problems named after ``source``, default the path),
+    then run the program under the recording engine; writes nothing. :class:`ConfigError` if invalid."""
+    source = source if source is not None else str(path)
     try:
         values, secret_keys = read_stack_file(path)
         config = parse_config(values, source)
         plan_stack(config, source, ROOT)  # the program checks again; this keeps a bad stack from registering anything
     except ConfigError as exc:
-        for line in exc.lines():
-            print(line, file=sys.stderr)
-        return EXIT_INVALID
+        raise ConfigError(source, exc.problems) from None
     name = stack_name_of(path)
     run = run_program(name, values, secret_keys)
     records = report.resource_records(run.resources)
@@ -59,11 +72,29 @@ def plan(stack: str, out: Path | None) -> int:
         "plan.json": report.to_json(plan_data),
         "charts.yaml": report.charts_yaml(outputs.get("charts", {})),
     }
+    return PlanResult(name, source, records, outputs, plan_data, run.warnings, files)
+
+
+def write_plan(result: PlanResult, out: Path | None) -> Path:
+    """Write the plan's files to ``out`` (default ``out/STACK``); return the directory."""
+    name, files = result.name, result.files
     target = out if out is not None else Path("out") / name
     target.mkdir(parents=True, exist_ok=True)
     for file_name, text in files.items():
         (target / file_name).write_text(text)
+    return target
 
+
+def print_plan(result: PlanResult, target: Path) -> None:
+    """The console text of ``plan``."""
+    name, source, records, outputs, plan_data, files = (
+        result.name,
+        result.source,
+        result.records,
+        result.outputs,
+        result.plan_data,
+        result.files,
+    )
     kueue = plan_data["kueue"] or {}
     print(f"Stack {name} ({source}): Kueue {kueue.get('version')}, {kueue.get('apiVersion')}")
     print(f"\nResources ({len(records)}):")
@@ -92,11 +123,72 @@ def plan(stack: str, out: Path | None) -> int:
     print("\nSubmit from the CLI (append the benchmark's flags: --url, --model, ...):")
     for line in submissions.cli_lines(plan_data["aiperfCli"]):
         print(f"  {line}")
-    print(f"\nWarnings ({len(run.warnings)}):" if run.warnings else "\nWarnings: none")
-    for warning in run.warnings:
+    print(f"\nWarnings ({len(result.warnings)}):" if result.warnings else "\nWarnings: none")
+    for warning in result.warnings:
         print(f"  - {warning}")
     print(f"\nWrote {', '.join(files)} to {target}/")
+
+
+def plan(stack: str, out: Path | None, output_format: str = "text") -> int:
+    """Validate, run the program under the recording engine, write the plan and print it
+    (console text, or with ``output_format="markdown"`` the report ``diff`` writes)."""
+    path = stack_file_for(stack, _stacks_dir())
+    try:
+        result = compute_plan(path)
+    except ConfigError as exc:
+        return _invalid(exc)
+    target = write_plan(result, out)
+    if output_format == "markdown":
+        single = diff.compare(None, _as_plan(result, f"`{stack}` (`{path}`)"))
+        print(markdown.render(single, f"aiperf-kueue plan: `{result.name}`"), end="")
+        print(f"Wrote {', '.join(result.files)} to {target}/", file=sys.stderr)
+    else:
+        print_plan(result, target)
     return EXIT_OK
+
+
+def _invalid(exc: ConfigError) -> int:
+    for line in exc.lines():
+        print(line, file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _as_plan(result: PlanResult, label: str) -> diff.Plan:
+    """The plan as ``diff`` compares it: exactly what resources.json and plan.json hold."""
+    return diff.Plan(label, json.loads(result.files["resources.json"]), json.loads(result.files["plan.json"]))
+
+
+def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_root: Path = ROOT) -> int:
+    """Compare two plans (stacks, ``plan --out`` directories or ``REV:STACK``) as Markdown."""
+    notes: list[str] = []
+    sides: list[diff.Plan] = []
+    with sources.temporary_directory() as tmp:
+        try:
+            for index, arg in enumerate((base, head)):
+                if sources.is_plan_dir(arg):
+                    sides.append(sources.load_plan_dir(Path(arg)))
+                    continue
+                if sources.is_revision(arg):
+                    rev, _, stack = arg.partition(":")
+                    into = Path(tmp) / str(index)
+                    into.mkdir()
+                    side = sources.read_stack_at_revision(rev, stack, repo_root, into)
+                    notes.append(f"`{arg}` is planned with this checkout's program code, not the code at `{rev}`.")
+                else:
+                    side = sources.stack_side(arg, _stacks_dir())
+                sides.append(_as_plan(compute_plan(side.path, side.source), side.label))
+        except ConfigError as exc:
+            return _invalid(exc)
+    result = diff.compare(sides[0], sides[1], tuple(notes))
+    stack = sides[1].data.get("stack") or head
+    text = markdown.render(result, f"aiperf-kueue diff: `{stack}`")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"{result.summary()} Wrote {out}")
+    else:
+        print(text, end="")
+    return EXIT_CHANGES if exit_code and result.has_changes else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,11 +200,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     plan_parser.add_argument("stack", help="a stack name under stacks/ (dev, prod) or a path to a stack file")
     plan_parser.add_argument("--out", type=Path, default=None, help="output directory (default: out/STACK)")
+    plan_parser.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="what to print: console text (default) or the Markdown report of 'diff' (files are written either way)",
+    )
+    diff_parser = sub.add_parser(
+        "diff", help="compare two plans and print a Markdown report (creates, updates, replaces, deletes, quotas)"
+    )
+    side_help = "a stack (name under stacks/ or stack file), a 'plan --out' directory, or REV:STACK (git revision)"
+    diff_parser.add_argument("base", metavar="BASE", help=side_help)
+    diff_parser.add_argument("head", metavar="HEAD", help=side_help)
+    diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
+    diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
     args = parser.parse_args(argv)
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
     try:
-        return plan(args.stack, args.out)
+        if args.command == "diff":
+            return diff_command(args.base, args.head, args.out, args.exit_code)
+        return plan(args.stack, args.out, args.format)
     except Exception as exc:
         print(f"aiperf-kueue: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
