@@ -1,0 +1,1 @@
+"""The aiperf-kueue CrossGuard policy pack: ``pulumi preview --policy-pack policy``."""
