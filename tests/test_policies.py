@@ -18,8 +18,8 @@ from pulumi_policy import (
     ResourceValidationArgs,
     StackValidationArgs,
 )
+from pulumi_policy.deserialize import deserialize_properties
 
-from offline import report
 from policy import policies
 from tests.support import ROOT, committed_run
 
@@ -29,8 +29,16 @@ SWEEP_JOB = "jobs-bench-research-llama-sweep-c1"  # no secret inputs: its spec i
 
 
 def records(stack: str = "prod") -> list[dict[str, Any]]:
-    """The stack's resources as ``resources.json`` has them (a fresh copy each call)."""
-    return copy.deepcopy(report.resource_records(committed_run(stack).resources))
+    """The stack's recorded resources, inputs as the analyzer hands them to policies: secrets
+    unwrapped to their values, numbers as sent (a fresh copy each call)."""
+    return [
+        {
+            **copy.deepcopy(r),
+            "inputs": deserialize_properties(copy.deepcopy(r["inputs"])),
+            "parent": r["parent"] or None,
+        }
+        for r in committed_run(stack).resources
+    ]
 
 
 def _opts(record: dict[str, Any]) -> PolicyResourceOptions:
