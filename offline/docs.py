@@ -112,7 +112,7 @@ def config_reference() -> str:
     out = [BEGIN, ""]
     for name, info in StackConfig.model_fields.items():
         key = info.alias or name
-        out.append(f"#### `{PROJECT}:{key}`")
+        out.append(f"### `{PROJECT}:{key}`")
         out.append("")
         out.append(_doc(info))
         out.append("")

@@ -29,4 +29,4 @@ def test_every_config_key_is_documented() -> None:
     from aiperf_kueue.config import KEYS
 
     for key in KEYS:
-        assert f"#### `aiperf-kueue:{key}`" in README
+        assert f"### `aiperf-kueue:{key}`" in README
