@@ -1,10 +1,11 @@
 # `make plan`: set everything up, then plan the dev stack offline.
 # `make test`: set everything up, then lint, type-check and run the tests.
+# `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
 PYTHON ?= python3
 VENV ?= venv
 BIN := $(VENV)/bin
 
-.PHONY: setup plan test lint clean
+.PHONY: setup plan test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -24,6 +25,9 @@ lint: setup
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python -m bench
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -80,6 +80,27 @@ def max_capacity(plan: QueuePlan, cq: str, pool: str, resource: str, *, in_cohor
     return _quota(plan.nominal, cq, pool, resource) + borrowable(plan, cq, pool, resource, in_cohort=in_cohort)
 
 
+class Capacities:
+    """:func:`max_capacity` of one plan, each (ClusterQueue, pool, resource) computed once.
+
+    :func:`borrowable` sums over every other ClusterQueue of the cohort; recomputing it per
+    job would make checking N jobs in C ClusterQueues O(N x C). :func:`check_jobs` shares one.
+    """
+
+    def __init__(self, plan: QueuePlan, *, in_cohort: bool) -> None:
+        self.plan = plan
+        self.in_cohort = in_cohort
+        self._max: dict[tuple[str, str, str], Fraction] = {}
+
+    def max_capacity(self, cq: str, pool: str, resource: str) -> Fraction:
+        """:func:`max_capacity` of ``cq`` for ``pool``/``resource``, cached."""
+        key = (cq, pool, resource)
+        found = self._max.get(key)
+        if found is None:
+            found = self._max[key] = max_capacity(self.plan, cq, pool, resource, in_cohort=self.in_cohort)
+        return found
+
+
 @dataclass(frozen=True)
 class PodSetAssignment:
     """Where one podSet lands."""
@@ -143,12 +164,16 @@ def assign(
     in_cohort: bool,
     *,
     when_can_borrow: WhenCanBorrow = "MayStopSearch",
+    capacities: Capacities | None = None,
 ) -> Assignment:
     """Assign flavors to ``podsets`` of one Workload in ClusterQueue ``cq_name`` (see module doc).
 
     ``in_cohort``: whether the stack has ``queues.cohort`` (else nothing can be borrowed).
     ``when_can_borrow``: the ClusterQueue's ``flavorFungibility.whenCanBorrow``.
+    ``capacities``: a cache of :func:`max_capacity` for ``plan`` and ``in_cohort``, shared between jobs.
     """
+    if capacities is None or capacities.plan is not plan or capacities.in_cohort != in_cohort:
+        capacities = Capacities(plan, in_cohort=in_cohort)
     if cq_name not in plan.nominal:
         raise KeyError(f"unknown ClusterQueue {cq_name!r}; ClusterQueues: {', '.join(plan.nominal)}")
     pools = [p.name for p in plan.pools]
@@ -170,7 +195,7 @@ def assign(
             "queues.coveredResources (with the pools' extraResources) or drop the request",
         )
 
-    cap = {p: {r: max_capacity(plan, cq_name, p, r, in_cohort=in_cohort) for r in totals} for p in pools}
+    cap = {p: {r: capacities.max_capacity(cq_name, p, r) for r in totals} for p in pools}
     nominal = {p: {r: _quota(plan.nominal, cq_name, p, r) for r in totals} for p in pools}
     usage: dict[str, dict[str, Fraction]] = {}
     placed: list[PodSetAssignment] = []
@@ -331,6 +356,7 @@ def check_jobs(
             owners[ns.name] = (cq.name, queues, when)
     priority_classes = {pc.name for pc in config.priority_classes}
     in_cohort = config.queues.cohort is not None
+    capacities = Capacities(plan, in_cohort=in_cohort)
 
     admissions: list[JobAdmission] = []
     problems: list[Problem] = []
@@ -376,7 +402,7 @@ def check_jobs(
         except SizingError as exc:
             problems.append(Problem(f"{key_path(*where)}.{exc.path}", f"{entry.name}: {exc.message}"))
             continue
-        assignment = assign(plan, cq_name, shape.pod_sets, in_cohort, when_can_borrow=when)
+        assignment = assign(plan, cq_name, shape.pod_sets, in_cohort, when_can_borrow=when, capacities=capacities)
         admission = JobAdmission(entry, cq_name, local_queue, shape, assignment)
         admissions.append(admission)
         warnings += [f"{label}: {w}" for w in shape.warnings]

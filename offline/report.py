@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import yaml
+from offline import yaml_text
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = "[secret]"
@@ -76,11 +76,12 @@ def manifests_yaml(records: list[dict[str, Any]]) -> str:
     """Multi-document YAML; each document says which Pulumi resource declares it, so a
     ``NamespacePatch`` (which also says ``kind: Namespace``) is told from a created one."""
     docs = []
+    scalars: yaml_text.Scalars = {}  # each distinct scalar styled once for all documents
     for record in records:
         if not is_kubernetes_object(record):
             continue
         header = f"# {record['type']} {record['name']}\n"
-        body = yaml.safe_dump(manifest_of(record), sort_keys=False, default_flow_style=False)
+        body = yaml_text.block_yaml(manifest_of(record), scalars)
         docs.append(header + body)
     return "---\n".join(docs)
 
@@ -176,7 +177,7 @@ def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
 
 def charts_yaml(charts: dict[str, Any]) -> str:
     """``charts.yaml``: per release, the chart, version, namespace and merged values."""
-    return yaml.safe_dump(charts, sort_keys=False, default_flow_style=False) if charts else "{}\n"
+    return yaml_text.block_yaml(charts) if charts else "{}\n"
 
 
 def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
