@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.jobs import expand_sweeps
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.installs import kueue_source_problems
+from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
 from aiperf_kueue.sizing import Sizing, canonical, sizing_from_config
@@ -64,6 +66,27 @@ def _job_row(admission: JobAdmission, config: StackConfig) -> dict[str, Any]:
         "borrowing": placed.borrowing,
         "fitOnNominal": placed.jobs_on_nominal,
     }
+
+
+#: The last values :func:`plan_values` planned, by their ``repr``, and their plan.
+_validated: dict[tuple[str, str], StackPlan] = {}
+
+
+def plan_values(values: Mapping[str, Any], source: str, project_dir: Path | None = None) -> StackPlan:
+    """:func:`~aiperf_kueue.loader.parse_config`, then :func:`plan_stack`.
+
+    ``plan`` validates a stack before it runs the program, which validates the same values
+    again: the second call takes the first one's plan (once) instead of planning it all over.
+    Equal ``repr`` means equal values, types included; problems are never remembered.
+    """
+    key = (repr(values), str(project_dir))
+    remembered = _validated.pop(key, None)
+    if remembered is not None:
+        return remembered
+    plan = plan_stack(parse_config(values, source), source, project_dir)
+    _validated.clear()
+    _validated[key] = plan
+    return plan
 
 
 def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None) -> StackPlan:

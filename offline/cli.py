@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import parse_config, read_stack_file, stack_file_for, stack_name_of
-from aiperf_kueue.stack_plan import plan_stack
+from aiperf_kueue.loader import read_stack_file, stack_file_for, stack_name_of
+from aiperf_kueue.stack_plan import plan_values
 from offline import diff, markdown, report, sources, submissions
 from offline.engine import ROOT, close_worker_loops, run_program
 
@@ -47,8 +47,7 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
     source = source if source is not None else str(path)
     try:
         values, secret_keys = read_stack_file(path)
-        config = parse_config(values, source)
-        plan_stack(config, source, ROOT)  # the program checks again; this keeps a bad stack from registering anything
+        plan_values(values, source, ROOT)  # keeps a bad stack from registering anything; the program reuses it
     except ConfigError as exc:
         raise ConfigError(source, exc.problems) from None
     name = stack_name_of(path)

@@ -286,17 +286,26 @@ def _young_collections_only() -> Iterator[None]:
     full collections (one per 25% growth of the long-lived heap) rescan an ever larger heap
     and find little: at 10,000 resources they were more than half the run's time (even one
     per doubling of the registrations added a quarter). The young generations still collect
-    short-lived cycles as usual. The one collection at the first registration
-    (:meth:`_RecordingMonitor.RegisterResource`) frees what reading and validating the config
-    left behind, the caller's and the program's, so it does not stay resident through the run.
+    short-lived cycles as usual. The collection at the first registration
+    (:meth:`_RecordingMonitor.RegisterResource`), which the SDK makes once the program's body
+    has run, frees what the body left behind (its module namespace is a cycle), so it does
+    not stay resident through the run. What existed before the run (modules, the caller's
+    config) is frozen meanwhile, so neither collection rescans it.
     """
     thresholds = gc.get_threshold()
+    # What exists already (modules, the caller's config) is not the run's: no collection rescans it.
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.collect()
+        gc.freeze()
     gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
         gc.collect()
+        if freeze:
+            gc.unfreeze()
 
 
 @contextlib.contextmanager

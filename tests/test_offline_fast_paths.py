@@ -121,7 +121,9 @@ def test_full_collections_are_held_back_only_while_the_program_runs() -> None:
     with engine._young_collections_only():
         assert gc.get_threshold()[:2] == before[:2]
         assert gc.get_threshold()[2] > 10**6
+        assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
 
 
 def test_plain_exports_are_recognised() -> None:
@@ -178,3 +180,21 @@ def test_block_yaml_leaves_aliases_and_odd_documents_to_pyyaml() -> None:
     shared = {"a": 1}
     for doc in ({"x": shared, "y": shared}, {}, [1, 2], {1: "x"}, {"a": (1, 2)}, {"a": "caf\u00e9", "b": "x\ny"}):
         assert yaml_text.block_yaml(doc) == _safe_dump(doc)
+
+
+# --------------------------------------------------------------------------- validation, once
+
+
+def test_the_programs_validation_reuses_plans_once() -> None:
+    from aiperf_kueue import stack_plan
+    from tests.support import stack_values
+
+    values, _ = stack_values("dev")
+    first = stack_plan.plan_values(values, "a.yaml")
+    # The program validates the same values (decoded from the engine's JSON) again: same plan, once.
+    again, _ = stack_values("dev")
+    assert stack_plan.plan_values(again, "b.yaml") is first
+    assert stack_plan.plan_values(again, "b.yaml") is not first
+    # Different values (here: a type) are planned on their own.
+    again["inventory"]["headroom"] = str(again["inventory"]["headroom"])
+    assert stack_plan.plan_values(again, "c.yaml") is not first
