@@ -133,6 +133,7 @@ def test_pulumi_preview_runs_only_with_the_secrets() -> None:
         "diff": True,
         "comment-on-pr": True,
         "edit-pr-comment": True,
+        "policyPacks": "policy",
     }
     assert preview["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}"}
 
