@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 #: The Pulumi project name: the namespace of every config key.
 PROJECT = "aiperf-kueue"
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+#: Matched in full: a key ending in a newline is not plain and must show quoted.
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def key_path(*parts: str | int) -> str:
@@ -21,10 +23,11 @@ def key_path(*parts: str | int) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _PLAIN_KEY.match(part):
+        elif _PLAIN_KEY.fullmatch(part):
             out += f".{part}" if out else part
         else:
-            out += f'["{part}"]'
+            # JSON-quoted so a key holding a newline or quote still fits on one line.
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
 
 

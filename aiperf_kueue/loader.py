@@ -7,7 +7,9 @@ go through :func:`parse_config`, so they accept and reject exactly the same conf
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import re
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,8 +21,22 @@ from pydantic import BaseModel, ValidationError
 from aiperf_kueue.config import KEYS, PROJECT, StackConfig
 from aiperf_kueue.errors import ConfigError, Problem, key_path
 
-#: What ``plan`` shows instead of a ``secure:`` value it cannot (and must not) decrypt.
-SECRET_PLACEHOLDER = "[secret]"
+#: What ``plan`` shows instead of a ``secure:`` value it cannot (and must not) decrypt: a
+#: fingerprint of the ciphertext, so that a changed secret shows in ``diff``. Re-encrypting the
+#: same value (a new stack key, ``pulumi config set --secret`` again) changes it too.
+SECRET_PLACEHOLDER = "[encrypted {fingerprint}]"
+#: Matches what :func:`secret_placeholder` returns.
+SECRET_PLACEHOLDER_PATTERN = re.compile(r"\[encrypted [0-9a-f]{8}\]")
+
+
+def fingerprint(text: str) -> str:
+    """The first 8 hex digits of ``text``'s SHA-256: enough to see a change, too short to matter."""
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def secret_placeholder(ciphertext: str) -> str:
+    """``secure: v1:...`` → ``[encrypted 1a2b3c4d]``."""
+    return SECRET_PLACEHOLDER.format(fingerprint=fingerprint(ciphertext))
 
 
 def stack_file_for(stack: str, stacks_dir: Path) -> Path:
@@ -42,13 +58,15 @@ def stack_name_of(path: Path) -> str:
 def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
     """The project's config values in a stack file, and the keys that hold secrets.
 
-    ``secure:`` values (whole keys or nested) become :data:`SECRET_PLACEHOLDER`.
+    ``secure:`` values (whole keys or nested) become :func:`secret_placeholder` of their ciphertext.
     """
     source = str(path)
     try:
         document = yaml.safe_load(path.read_text())
     except OSError as exc:
         raise ConfigError(source, [Problem("", f"cannot read stack file: {exc.strerror}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, [Problem("", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]) from None
     except yaml.YAMLError as exc:
         raise ConfigError(source, [Problem("", f"not valid YAML: {exc}")]) from None
     if document is None:
@@ -74,7 +92,7 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
 def _redact(value: Any) -> tuple[Any, bool]:
     if isinstance(value, dict):
         if set(value) == {"secure"}:
-            return SECRET_PLACEHOLDER, True
+            return secret_placeholder(str(value["secure"])), True
         pairs = {k: _redact(v) for k, v in value.items()}
         return {k: v for k, (v, _) in pairs.items()}, any(s for _, s in pairs.values())
     if isinstance(value, list):
@@ -129,12 +147,29 @@ def _named(problem: Problem, loc: tuple[Any, ...], values: Mapping[str, Any]) ->
     return Problem(problem.path, f"{name}: {problem.message}")
 
 
+#: The shape pydantic expected, by its error type, in words.
+_SHAPES = {
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+}
+
+
 def _problem(err: Any) -> Problem:
+    # pydantic marks a mapping's bad key with a trailing "[key]"; the path to the key says it already.
     loc = tuple(err["loc"])
+    loc = loc[:-1] if len(loc) > 1 and loc[-1] == "[key]" else loc
     given = err.get("input")
     kind = err["type"]
     ctx = err.get("ctx") or {}
-    if kind == "missing":
+    if isinstance(given, str) and SECRET_PLACEHOLDER_PATTERN.fullmatch(given) and kind in _SHAPES:
+        # A whole list or mapping made secure: its placeholder is a string, so say what went wrong.
+        message = (
+            "is a secure value, but secure values are supported only as single string values (e.g. one header "
+            f"value, endpoint.apiKey, an env value); write {_SHAPES[kind]} here and make only its string values secure"
+        )
+    elif kind == "missing":
         message = "required, but not set"
     elif kind == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])

@@ -7,6 +7,7 @@ combination that would leave a job waiting forever is an error or a warning.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable
@@ -24,6 +25,22 @@ from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 
 #: Quota per ClusterQueue, per flavor (pool), per resource, exact.
 Quotas = dict[str, dict[str, dict[str, Fraction]]]
+
+#: How far from 100 a sum of shares may be and still count as 100. YAML and JSON hand shares
+#: over as binary floats, so ``33.333333333333333`` three times arrives as 100.000000000000008
+#: (and ``33.33333333333333`` as 99.99999999999999, which would leave one unit of every total
+#: unassigned). The text as written is gone by then, so exact Decimal arithmetic cannot help.
+SHARE_SLACK = Fraction(1, 10**9)
+#: Kueue >= 0.14 caps the resource quotas of one resource group (Σ over flavors of
+#: len(resources)) at 512 (kueue NOTES §2, ClusterQueue rule 6). Its other two totals,
+#: Σ flavors <= 256 and Σ coveredResources <= 256 over all groups, cannot bind here: this
+#: program writes one group, already capped at 64 flavors and 64 covered resources.
+MAX_QUOTAS_PER_GROUP = 512
+#: Resources Kubernetes itself defines: never a GPU resource, and a pool's cpu, memory or
+#: extraResources give their amounts.
+STANDARD_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
+#: Namespaces every cluster has: ``create: true`` would fail with AlreadyExists.
+BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
 
 def unit_of(resource: str) -> Fraction:
@@ -80,11 +97,16 @@ def apportion(total_units: int, shares: list[Fraction]) -> list[int]:
     """Split ``total_units`` by percentage ``shares`` with the largest-remainder method.
 
     Hands out ``floor(total × Σshares / 100)`` units: exactly the total when the
-    shares sum to 100. Remainder units go to the largest fractional parts, ties to
-    the earlier share, so the result depends only on the config order.
+    shares sum to 100. Shares within :data:`SHARE_SLACK` of 100 are scaled to sum to
+    exactly 100 first. Remainder units go to the largest fractional parts, ties to the
+    earlier share, so the result depends only on the config order.
     """
+    share_sum = sum(shares, Fraction(0))
+    if share_sum != 100 and abs(share_sum - 100) <= SHARE_SLACK:
+        shares = [s * 100 / share_sum for s in shares]
+        share_sum = Fraction(100)
     exact = [Fraction(total_units) * s / 100 for s in shares]
-    target = math.floor(Fraction(total_units) * sum(shares, Fraction(0)) / 100)
+    target = math.floor(Fraction(total_units) * share_sum / 100)
     base = [math.floor(x) for x in exact]
     spare = target - sum(base)
     order = sorted(range(len(shares)), key=lambda i: (-(exact[i] - base[i]), i))
@@ -128,13 +150,29 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
     if checks.problems:  # quotas are keyed by name: a duplicate would only echo as bogus quota errors
         raise ConfigError(source, checks.problems)
 
-    gpu_resources: list[str] = []
-    for pool in inv.pools:
-        if pool.gpus and pool.gpu_resource not in gpu_resources:
-            gpu_resources.append(pool.gpu_resource)
-    covered = ["cpu", "memory", *gpu_resources]
+    gpu_pools: dict[str, str] = {}  # GPU resource -> the first pool with GPUs of it
+    for i, pool in enumerate(inv.pools):
+        res = pool.gpu_resource
+        if not pool.gpus:
+            continue
+        if res in STANDARD_RESOURCES or res.startswith("hugepages-"):
+            # Would duplicate a covered resource (the webhook rejects that) and overwrite its amount.
+            checks.error(
+                key_path("inventory", "pools", i, "gpuResource"),
+                f"must be the extended resource the GPUs are requested by (such as nvidia.com/gpu), "
+                f"got the standard resource {res!r}",
+            )
+        else:
+            gpu_pools.setdefault(res, pool.name)
+    covered = ["cpu", "memory", *gpu_pools]
     for i, res in enumerate(queues.covered_resources):
-        if res in covered:
+        if res in gpu_pools:
+            checks.error(
+                key_path("queues", "coveredResources", i),
+                f"{res!r} is already covered as the gpuResource of pool {gpu_pools[res]!r} (the pools' GPU "
+                "resources always are); remove it here, or give that pool a different gpuResource",
+            )
+        elif res in covered:
             checks.error(
                 key_path("queues", "coveredResources", i),
                 f"{res!r} is already covered (cpu, memory and the pools' GPU resources always are)",
@@ -154,8 +192,23 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
             f"Kueue {target.version_text} allows at most {limit} covered resources, got "
             f"{len(covered)} ({', '.join(covered)})",
         )
+    if (
+        target.version >= (0, 14, 0)
+        and len(inv.pools) <= limit
+        and len(covered) <= limit
+        and len(inv.pools) * len(covered) > MAX_QUOTAS_PER_GROUP
+    ):
+        checks.error(
+            "inventory.pools",
+            f"Kueue {target.version_text} allows at most {MAX_QUOTAS_PER_GROUP} resource quotas per ClusterQueue "
+            f"resource group (flavors × covered resources), got {len(inv.pools)} pools × {len(covered)} covered "
+            f"resources = {len(inv.pools) * len(covered)}; use fewer pools or fewer queues.coveredResources",
+        )
 
-    pools = tuple(_pool_total(checks, i, pool, covered, inv.headroom) for i, pool in enumerate(inv.pools))
+    pools = tuple(
+        _pool_total(checks, i, pool, covered, set(gpu_pools), inv.headroom) for i, pool in enumerate(inv.pools)
+    )
+    _extra_resources_in_use(checks, config, pools, [r for r in covered[2:] if r not in gpu_pools])
     pool_names = [p.name for p in inv.pools]
     _flavor_order_warning(checks, inv.pools)
 
@@ -195,15 +248,16 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
 
     if checks.problems:
         raise ConfigError(source, checks.problems)
-    return QueuePlan(
+    plan = QueuePlan(
         target=target,
         covered_resources=tuple(covered),
         pools=pools,
         nominal=nominal,
         borrowing=borrowing,
         lending=lending,
-        warnings=tuple(checks.warnings),
     )
+    _no_cpu_or_memory(checks, config, plan)
+    return dataclasses.replace(plan, warnings=tuple(checks.warnings))
 
 
 def _unique(checks: _Checks, named: list[tuple[tuple[str | int, ...], str]], what: str) -> None:
@@ -215,21 +269,28 @@ def _unique(checks: _Checks, named: list[tuple[tuple[str | int, ...], str]], wha
             first[name] = loc
 
 
-def _pool_total(checks: _Checks, index: int, pool: Pool, covered: list[str], headroom: Decimal) -> PoolTotal:
+def _pool_total(
+    checks: _Checks, index: int, pool: Pool, covered: list[str], gpu_resources: set[str], headroom: Decimal
+) -> PoolTotal:
     keep = 1 - Fraction(headroom) / 100
     cpu_milli = math.floor(pool.nodes * quantity.parse(pool.cpu) * 1000 * keep)
     memory_mib = math.floor(pool.nodes * quantity.parse(pool.memory) * keep / quantity.MIB)
     totals: dict[str, Fraction] = {r: Fraction(0) for r in covered}
     totals["cpu"] = Fraction(cpu_milli, 1000)
     totals["memory"] = Fraction(memory_mib * quantity.MIB)
-    if pool.gpus:
+    has_gpus = bool(pool.gpus) and pool.gpu_resource in gpu_resources
+    if has_gpus:
         totals[pool.gpu_resource] = Fraction(pool.nodes * pool.gpus)
     for res, per_node in pool.extra_resources.items():
-        if res not in covered or res in ("cpu", "memory") or res == pool.gpu_resource:
-            checks.error(
-                key_path("inventory", "pools", index, "extraResources", res),
-                f"{res!r} is not one of queues.coveredResources; list it there to give it a quota",
-            )
+        where = key_path("inventory", "pools", index, "extraResources", res)
+        if res in ("cpu", "memory"):
+            checks.error(where, f"{res} comes from the pool's {res} field, not extraResources")
+            continue
+        if res in gpu_resources:
+            checks.error(where, f"{res!r} is a GPU resource; a pool's GPUs come from gpus (and gpuResource)")
+            continue
+        if res not in covered:
+            checks.error(where, f"{res!r} is not one of queues.coveredResources; list it there to give it a quota")
             continue
         step = unit_of(res)
         totals[res] = math.floor(pool.nodes * quantity.parse(per_node) / step) * step
@@ -238,7 +299,38 @@ def _pool_total(checks: _Checks, index: int, pool: Pool, covered: list[str], hea
             key_path("inventory", "pools", index),
             f"pool {pool.name!r} has no CPU or memory left after headroom",
         )
-    return PoolTotal(pool.name, totals, pool.gpu_resource if pool.gpus else None)
+    return PoolTotal(pool.name, totals, pool.gpu_resource if has_gpus else None)
+
+
+def _extra_resources_in_use(
+    checks: _Checks, config: StackConfig, pools: tuple[PoolTotal, ...], extras: list[str]
+) -> None:
+    """An extra covered resource no pool has: Kueue's quota for it is 0 everywhere."""
+    listed = config.queues.covered_resources
+    for res in extras:
+        if any(p.totals.get(res) for p in pools):
+            continue
+        where = key_path("queues", "coveredResources", listed.index(res))
+        if res == "pods":
+            # Kueue charges every workload pods = its pod count once pods is covered.
+            checks.error(
+                where,
+                "'pods' is covered but no pool has any: Kueue charges every workload one pods unit per pod, so "
+                "nothing could ever be admitted; set the pools' extraResources.pods (e.g. 110, the kubelet's "
+                "default maxPods)",
+            )
+        else:
+            checks.warnings.append(
+                f"{where}: no pool sets extraResources[{res!r}], so its quota is 0 in every flavor; a pod that "
+                f"requests {res} can never be admitted"
+            )
+    if "pods" in extras and any(p.totals.get("pods") for p in pools):
+        for i, pool in enumerate(pools):
+            if not pool.totals.get("pods"):
+                checks.warnings.append(
+                    f"inventory.pools[{i}]: pool {pool.name!r} has no extraResources.pods while pods is covered; "
+                    "Kueue admits nothing on it"
+                )
 
 
 def _flavor_order_warning(checks: _Checks, pools: list[Pool]) -> None:
@@ -308,7 +400,7 @@ def _nominal_quotas(checks: _Checks, config: StackConfig, pools: tuple[PoolTotal
         running = Fraction(0)
         for i in share_of:
             running += share_of[i][pool.name]
-            if running > 100:
+            if running > 100 + SHARE_SLACK:
                 checks.error(
                     key_path("queues", "clusterQueues", i, "share"),
                     f"shares of pool {pool.name!r} add up to {_pct(running)}%, more than 100% ("
@@ -316,7 +408,7 @@ def _nominal_quotas(checks: _Checks, config: StackConfig, pools: tuple[PoolTotal
                     + ")",
                 )
                 break
-        if running > 100:
+        if running > 100 + SHARE_SLACK:
             continue
         for res in covered:
             step = unit_of(res)
@@ -351,7 +443,14 @@ def _nominal_quotas(checks: _Checks, config: StackConfig, pools: tuple[PoolTotal
 
 
 def _pct(value: Fraction) -> str:
-    return str(int(value)) if value.denominator == 1 else f"{float(value):g}"
+    """A percentage in full (``100.000000000000008``): rounded, a sum just over 100 would read
+    "add up to 100%, more than 100%"."""
+    scale = 0
+    while (value * 10**scale).denominator != 1:  # shares are decimals, so this ends
+        scale += 1
+    digits = str(abs(int(value * 10**scale))).rjust(scale + 1, "0")
+    whole, frac = digits[: len(digits) - scale], digits[len(digits) - scale :]
+    return ("-" if value < 0 else "") + whole + (f".{frac}" if frac else "")
 
 
 def _queue_policies(
@@ -410,6 +509,12 @@ def _namespaces(checks: _Checks, config: StackConfig, target: KueueTarget) -> No
                     key_path(*here, "name"),
                     f"Kueue's job webhooks ignore namespace {ns.name!r}, so jobs there are never queued; "
                     "use a dedicated benchmark namespace",
+                )
+            elif ns.create and ns.name in BUILTIN_NAMESPACES:
+                checks.error(
+                    key_path(*here, "create"),
+                    f"namespace {ns.name!r} exists in every cluster, so creating it fails with AlreadyExists; "
+                    "set create: false to only label it",
                 )
             if ns.default_queue and ns.local_queue == DEFAULT_LOCAL_QUEUE:
                 checks.error(
@@ -505,3 +610,29 @@ def _unreachable_queues(checks: _Checks, config: StackConfig, nominal: Quotas) -
                 f"queues.clusterQueues[{i}]: ClusterQueue {cq.name!r} has no nominal quota; its jobs run "
                 "only on quota borrowed from cohort {0!r} and can be preempted by its owners".format(cohort)
             )
+
+
+def _no_cpu_or_memory(checks: _Checks, config: StackConfig, plan: QueuePlan) -> None:
+    """Warn about a ClusterQueue with namespaces that no flavor gives both cpu and memory.
+
+    Every AIPerf pod requests cpu and memory (unless ``resourceMode: none``), and one podSet
+    takes all its resources from one flavor: without a flavor where both can be had, from its
+    own quota or by borrowing in the cohort, no AIPerf job is ever admitted. Jobs declared in
+    the stack are proven by the admission check; this covers jobs submitted by hand.
+    """
+    from aiperf_kueue.admission import max_capacity  # admission builds on QueuePlan
+
+    in_cohort = config.queues.cohort is not None
+    for i, cq in enumerate(config.queues.cluster_queues):
+        if not cq.namespaces:  # already warned: nothing can be submitted to it
+            continue
+        if any(
+            all(max_capacity(plan, cq.name, pool.name, r, in_cohort=in_cohort) > 0 for r in ("cpu", "memory"))
+            for pool in plan.pools
+        ):
+            continue
+        reach = "own or borrowable in the cohort" if in_cohort else "own, and it has no cohort to borrow from"
+        checks.warnings.append(
+            f"queues.clusterQueues[{i}]: ClusterQueue {cq.name!r} has no flavor with both cpu and memory quota "
+            f"({reach}); every AIPerf pod requests both, so no AIPerf job can be admitted there"
+        )

@@ -1,19 +1,21 @@
 """Kubernetes resource quantities: exact parsing and canonical formatting.
 
 The API server normalises quantities it stores (``2048Mi`` becomes ``2Gi``,
-``12000m`` becomes ``12``). A Pulumi input that differs from the stored form
-shows as a permanent diff, so every quantity this program emits is already in
-the form the server would write back.
+``12000m`` becomes ``12``, ``1000`` becomes ``1k``). A Pulumi input that differs
+from the stored form shows as a permanent diff, so every quantity this program
+emits is already in the form the server would write back: a string that
+``resource.Quantity.String()`` maps to itself.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
 _QUANTITY = re.compile(
-    r"^(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<dec>[numkMGTPE])|[eE](?P<exp>[+-]?[0-9]+))?$"
+    r"(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<dec>[numkMGTPE])|[eE](?P<exp>[+-]?[0-9]+))?"
 )
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -27,22 +29,33 @@ _DECIMAL = {
     "P": Fraction(10**15),
     "E": Fraction(10**18),
 }
+#: Decimal exponent → SI suffix, as ``resource.Quantity`` prints them.
+_SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+#: No real quantity has a larger exponent; bounding it keeps ``10 ** exponent`` cheap.
+_MAX_EXPONENT = 100
 MIB = 2**20
+NANO = Fraction(1, 10**9)
 
 #: Resources whose quantities count bytes, formatted with binary suffixes.
 BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
 
 
 def parse(value: str | int | float) -> Fraction:
-    """Return the exact value of a Kubernetes quantity, or raise ``ValueError``."""
+    """Return the exact value of a Kubernetes quantity, or raise ``ValueError``.
+
+    The whole string must match, as ``resource.ParseQuantity`` requires: no surrounding
+    whitespace, no trailing newline.
+    """
     if isinstance(value, bool):
         raise ValueError(f"not a quantity: {value!r}")
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"not a Kubernetes quantity: {value!r}")
         return Fraction(str(value))
-    match = _QUANTITY.match(value.strip()) if isinstance(value, str) else None
-    if match is None:
+    match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
+    if match is None or (match["exp"] and abs(int(match["exp"])) > _MAX_EXPONENT):
         raise ValueError(f"not a Kubernetes quantity: {value!r}")
     number = Fraction(match["num"])
     if match["bin"]:
@@ -59,33 +72,54 @@ def is_byte_resource(resource: str) -> bool:
     return resource in BYTE_RESOURCES or resource.startswith("hugepages-")
 
 
-def format_cpu(millicores: int) -> str:
-    """Whole cores when exact (``"190"``), else millicores (``"1500m"``)."""
-    if millicores % 1000 == 0:
-        return str(millicores // 1000)
-    return f"{millicores}m"
+def format_decimal(amount: Fraction) -> str:
+    """``resource.Quantity.String()`` of a DecimalSI value: the largest SI suffix whose
+    mantissa is a whole number, exponent a multiple of 3 (``"1k"``, ``"1500"``, ``"1500m"``, ``"2"``).
+
+    Like the API server, precision below 1n is rounded up (away from zero) to the next nano.
+    """
+    nanos = math.ceil(abs(amount) / NANO)
+    if nanos == 0:
+        return "0"
+    exponent = -9
+    while nanos % 10 == 0:
+        nanos //= 10
+        exponent += 1
+    extra = exponent % 3  # Python's % is never negative: step down to a multiple of 3
+    nanos *= 10**extra
+    exponent -= extra
+    suffix = _SI_SUFFIX.get(exponent, f"e{exponent}")
+    return f"{'-' if amount < 0 else ''}{nanos}{suffix}"
 
 
 def format_bytes(count: int) -> str:
-    """The largest binary unit that divides exactly (``"1900Gi"``, ``"1536Mi"``)."""
-    if count == 0:
-        return "0"
+    """A byte count as the API server stores it: the largest binary suffix that divides
+    exactly (``"1900Gi"``, ``"1536Mi"``), or, when not even 1Ki divides it, the DecimalSI
+    form (``"1G"``): a bare ``"1000000000"`` would be read back as DecimalSI and stored as ``"1G"``."""
     for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
-        if count % _BINARY[suffix] == 0:
+        if count and count % _BINARY[suffix] == 0:
             return f"{count // _BINARY[suffix]}{suffix}"
-    return str(count)
+    return format_decimal(Fraction(count))
+
+
+def format_cpu(millicores: int) -> str:
+    """CPU as the API server stores it: ``"190"``, ``"1500m"``, ``"2"``, ``"1k"``."""
+    return format_decimal(Fraction(millicores, 1000))
 
 
 def canonical(resource: str, amount: Fraction) -> str | int:
     """Canonical form of ``amount`` of ``resource`` as the API server stores it.
 
-    CPU and fractional amounts use millicores, byte resources binary suffixes,
-    and whole counts (GPUs, pods) are plain integers.
+    CPU is always a string; byte resources use :func:`format_bytes`; other amounts
+    :func:`format_decimal`. A count whose canonical form is bare digits (GPUs and pods below
+    1000, or 1500) stays a plain integer, as this program has always written them: the CRD
+    field is int-or-string and the server reads an integer exactly as the digit string,
+    so the stored value is identical. Only counts that gain a suffix (``1000`` → ``"1k"``)
+    or a fraction (``"500m"``) become strings.
     """
     if resource == "cpu":
-        return format_cpu(int(amount * 1000))
+        return format_decimal(amount)
     if is_byte_resource(resource) and amount.denominator == 1:
         return format_bytes(int(amount))
-    if amount.denominator == 1:
-        return int(amount)
-    return format_cpu(int(amount * 1000))
+    text = format_decimal(amount)
+    return int(text) if text.lstrip("-").isdigit() else text

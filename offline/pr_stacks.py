@@ -1,8 +1,10 @@
 """Which stacks a pull request affects: ``python -m offline.pr_stacks origin/main`` prints a JSON list.
 
 A stack is affected when its ``stacks/Pulumi.<stack>.yaml`` changed; every stack is when
-program code changed (what ``pulumi up`` runs, or what plans it offline). Stacks whose file
-the pull request deletes are left out: there is nothing to preview.
+program code changed (what ``pulumi up`` runs, or what plans it offline): ``diff
+origin/<base>:<stack> <stack>`` plans the base with the base's own code, so its report shows
+what the code change does to each stack (or "No changes." where it does nothing). Stacks
+whose file the pull request deletes are left out: there is nothing to preview.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ def affected_stacks(changed_files: Iterable[str], present_stacks: Iterable[str])
     """The present stacks to diff, sorted: all when program code changed, else those whose file changed."""
     changed = list(changed_files)
     present = sorted(set(present_stacks))
-    if any(PROGRAM_CODE.match(f) for f in changed):
+    if any(PROGRAM_CODE.fullmatch(f) for f in changed):
         return present
-    touched = {m["stack"] for f in changed if (m := _STACK_FILE.match(f))}
+    touched = {m["stack"] for f in changed if (m := _STACK_FILE.fullmatch(f))}
     return [s for s in present if s in touched]
 
 

@@ -46,6 +46,18 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "headroom-100": ("aiperf-kueue:inventory.headroom: must be < 100, got 100",),
     "headroom-negative": ("aiperf-kueue:inventory.headroom: must be >= 0, got -1",),
     "priority-value-out-of-int32": ("aiperf-kueue:priorityClasses[0].value: must be <= 2147483647, got 2147483648",),
+    "max-priority-threshold-out-of-int32": (
+        "aiperf-kueue:queues.clusterQueues[0].preemption.borrowWithinCohort.maxPriorityThreshold: "
+        "must be <= 2147483647, got 2147483648",
+    ),
+    "toleration-seconds-out-of-int64": (
+        "aiperf-kueue:inventory.pools[1].tolerations[0].tolerationSeconds: "
+        "must be <= 9223372036854775807, got 9223372036854775808",
+    ),
+    "fair-sharing-weight-with-spaces": (
+        "aiperf-kueue:queues.clusterQueues[0].fairSharing.weight: "
+        'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got \' 2 \'',
+    ),
     # --- unknown keys
     "unknown-config-key-typo": (
         # The allowed keys are generated from StackConfig and grow with it.
@@ -75,6 +87,13 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "share-not-a-number": (
         "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, got 'half'",
     ),
+    # Strict: a bool is not a number, a string is not a bool.
+    "pool-gpus-true": ("aiperf-kueue:inventory.pools[1].gpus: must be a whole number, got True",),
+    "pool-nodes-true": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number, got True",),
+    "priority-value-true": ("aiperf-kueue:priorityClasses[0].value: must be a whole number, got True",),
+    "namespace-create-string-no": (
+        "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'no'",
+    ),
     # --- names
     "pool-name-uppercase": (f"aiperf-kueue:inventory.pools[1].name: {DNS_LABEL}, got 'GPU-H100'",),
     "cluster-queue-name-underscore": (f"aiperf-kueue:queues.clusterQueues[0].name: {DNS_LABEL}, got 'team_a'",),
@@ -87,6 +106,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     ),
     "priority-class-name-underscore": (f"aiperf-kueue:priorityClasses[0].name: {DNS_LABEL}, got 'benchmark_high'",),
     "cohort-name-uppercase": (f"aiperf-kueue:queues.cohort: {DNS_LABEL}, got 'Benchmarks'",),
+    "namespace-name-trailing-newline": (
+        f"aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: {DNS_LABEL}, got 'aiperf-benchmarks\\n'",
+    ),
     "node-label-value-invalid": (
         "aiperf-kueue:inventory.pools[0].nodeLabels.node-pool: "
         "must be a label value (at most 63 characters of [A-Za-z0-9-_.]), got 'cpu pool'",
@@ -105,6 +127,12 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "shares-over-100": (
         "aiperf-kueue:queues.clusterQueues[1].share: "
         "shares of pool 'gpu' add up to 110%, more than 100% (team-a 50, team-b 60)",
+    ),
+    "shares-over-100-by-a-little": (
+        "aiperf-kueue:queues.clusterQueues[1].share: "
+        "shares of pool 'cpu' add up to 100.0000001%, more than 100% (team-a 50, team-b 50.0000001)",
+        "aiperf-kueue:queues.clusterQueues[1].share: "
+        "shares of pool 'gpu' add up to 100.0000001%, more than 100% (team-a 50, team-b 50.0000001)",
     ),
     "nominal-quota-over-pool-total": (
         "aiperf-kueue:queues.clusterQueues[1].nominalQuota: "
@@ -182,6 +210,14 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: Kueue's job webhooks ignore namespace "
         "'kueue-system', so jobs there are never queued; use a dedicated benchmark namespace",
     ),
+    "namespace-jobset-system": (
+        "aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: Kueue's job webhooks ignore namespace "
+        "'jobset-system', so jobs there are never queued; use a dedicated benchmark namespace",
+    ),
+    "namespace-default-created": (
+        "aiperf-kueue:queues.clusterQueues[1].namespaces[0].create: namespace 'default' exists in every cluster, "
+        "so creating it fails with AlreadyExists; set create: false to only label it",
+    ),
     "default-queue-named-default": (
         "aiperf-kueue:queues.clusterQueues[0].namespaces[0].defaultQueue: "
         "localQueue is already named 'default'; defaultQueue would create it twice",
@@ -205,6 +241,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "toleration-exists-with-value": (
         "aiperf-kueue:inventory.pools[1].tolerations[0]: a toleration with operator Exists must not have a value",
     ),
+    "toleration-exists-with-empty-value": (
+        "aiperf-kueue:inventory.pools[1].tolerations[0]: a toleration with operator Exists must not have a value",
+    ),
     "toleration-seconds-without-no-execute": (
         "aiperf-kueue:inventory.pools[1].tolerations[0]: tolerationSeconds needs effect NoExecute",
     ),
@@ -220,6 +259,22 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "extra-resources-not-covered": (
         "aiperf-kueue:inventory.pools[0].extraResources.ephemeral-storage: "
         "'ephemeral-storage' is not one of queues.coveredResources; list it there to give it a quota",
+    ),
+    "extra-resources-cpu": (
+        "aiperf-kueue:inventory.pools[0].extraResources.cpu: cpu comes from the pool's cpu field, not extraResources",
+    ),
+    "gpu-resource-memory": (
+        "aiperf-kueue:inventory.pools[1].gpuResource: must be the extended resource the GPUs are requested by "
+        "(such as nvidia.com/gpu), got the standard resource 'memory'",
+    ),
+    "gpu-resource-also-covered": (
+        "aiperf-kueue:queues.coveredResources[0]: 'example.com/gpu' is already covered as the gpuResource of pool "
+        "'gpu' (the pools' GPU resources always are); remove it here, or give that pool a different gpuResource",
+    ),
+    "covered-pods-without-pool-pods": (
+        "aiperf-kueue:queues.coveredResources[0]: 'pods' is covered but no pool has any: Kueue charges every "
+        "workload one pods unit per pod, so nothing could ever be admitted; set the pools' extraResources.pods "
+        "(e.g. 110, the kubelet's default maxPods)",
     ),
     "covered-resource-already-covered": (
         "aiperf-kueue:queues.coveredResources[0]: "
@@ -246,6 +301,11 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
             "Kueue 0.13.0 allows at most 16 covered resources, got 17 (cpu, memory, nvidia.com/gpu, "
             "example.com/device-01, ",
         ),
+    ),
+    "too-many-quotas-per-group-kueue-0.19": (
+        "aiperf-kueue:inventory.pools: Kueue 0.19.2 allows at most 512 resource quotas per ClusterQueue resource "
+        "group (flavors × covered resources), got 57 pools × 9 covered resources = 513; use fewer pools or fewer "
+        "queues.coveredResources",
     ),
     "priority-description-too-long-v1beta2": (
         "aiperf-kueue:priorityClasses[0].description: must be at most 2048 characters in v1beta2, got 2049",

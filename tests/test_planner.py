@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -240,3 +241,255 @@ def test_quotas_never_exceed_and_at_100_percent_equal_the_pool_total(
             assert sum(handed) <= pool.totals[res]
             if sum(shares[i]) == 100:
                 assert sum(handed) == pool.totals[res]
+
+
+# --- shares given as floats
+
+
+@pytest.mark.parametrize("third", [33.333333333333333, 33.33333333333333, "33.333333333333333"])
+def test_float_thirds_count_as_100_percent_and_hand_out_everything(third: Any) -> None:
+    # 33.333333333333333 arrives as the float 33.333333333333336 (sum 100.000000000000008);
+    # 33.33333333333333 sums to 99.99999999999999. Both are within SHARE_SLACK of 100.
+    _, plan = plan_values(
+        stack(
+            [{"name": "gpu", "nodes": 1, "cpu": "1", "memory": "1Gi", "gpus": 16}],
+            [{"name": "a", "share": third}, {"name": "b", "share": third}, {"name": "c", "share": third}],
+        )
+    )
+    assert plan.quota_table() == {
+        "a": {"gpu": {"cpu": "334m", "memory": "342Mi", "nvidia.com/gpu": 6}},
+        "b": {"gpu": {"cpu": "333m", "memory": "341Mi", "nvidia.com/gpu": 5}},
+        "c": {"gpu": {"cpu": "333m", "memory": "341Mi", "nvidia.com/gpu": 5}},
+    }
+
+
+def test_shares_just_over_100_percent_say_by_how_much() -> None:
+    with pytest.raises(ConfigError) as err:
+        plan_values(
+            stack(
+                [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi"}],
+                [{"name": "a", "share": 66.6666}, {"name": "b", "share": 33.3334001}],
+            )
+        )
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:queues.clusterQueues[1].share: shares of pool 'cpu' add up to 100.0000001%, "
+        "more than 100% (a 66.6666, b 33.3334001)"
+    ]
+
+
+def test_apportion_scales_shares_within_the_slack_to_exactly_100() -> None:
+    third = Fraction("33.333333333333336")
+    assert apportion(2_000_000_000, [third] * 3) == [666_666_667, 666_666_667, 666_666_666]
+    low = Fraction("33.33333333333333")
+    assert apportion(2_000_000_000, [low] * 3) == [666_666_667, 666_666_667, 666_666_666]
+    # Outside the slack the shares are taken as given.
+    assert apportion(1000, [Fraction("99.99")]) == [999]
+
+
+# --- per-version limits of one resource group
+
+
+def _many_pools(n: int, extras: int) -> dict[str, Any]:
+    devices = [f"example.com/device-{i}" for i in range(extras)]
+    pools = [{"name": f"p{i:02d}", "nodes": 1, "cpu": "8", "memory": "8Gi"} for i in range(n)]
+    pools[0]["extraResources"] = dict.fromkeys(devices, "1")
+    return stack(pools, [{"name": "a", "share": 100}], coveredResources=devices)
+
+
+@pytest.mark.parametrize(
+    ("version", "pools", "extras", "error"),
+    [
+        # 52 × (cpu, memory + 8) = 520 > 512 from Kueue 0.14 (kueue NOTES §2, ClusterQueue rule 6).
+        ("0.14.0", 52, 8, "got 52 pools × 10 covered resources = 520"),
+        ("0.19.2", 52, 8, "got 52 pools × 10 covered resources = 520"),
+        ("0.19.2", 51, 8, None),  # 510
+        ("0.19.2", 64, 6, None),  # exactly 512
+        ("0.13.0", 16, 14, None),  # 16 × 16 = 256: older releases only cap each dimension at 16
+    ],
+)
+def test_quotas_per_resource_group_are_capped_from_kueue_0_14(
+    version: str, pools: int, extras: int, error: str | None
+) -> None:
+    values = _many_pools(pools, extras)
+    values["kueue"] = {"version": version}
+    if error is None:
+        plan_values(values)
+        return
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        f"test.yaml: aiperf-kueue:inventory.pools: Kueue {version} allows at most 512 resource quotas per "
+        f"ClusterQueue resource group (flavors × covered resources), {error}; use fewer pools or fewer "
+        "queues.coveredResources"
+    ]
+
+
+# --- GPU resources
+
+
+@pytest.mark.parametrize("resource", ["cpu", "memory", "pods", "ephemeral-storage", "hugepages-2Mi"])
+def test_a_gpu_resource_may_not_be_a_standard_resource(resource: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        plan_values(
+            stack(
+                [{"name": "gpu", "nodes": 1, "cpu": "8", "memory": "8Gi", "gpus": 8, "gpuResource": resource}],
+                [{"name": "a", "share": 100}],
+            )
+        )
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:inventory.pools[0].gpuResource: must be the extended resource the GPUs are "
+        f"requested by (such as nvidia.com/gpu), got the standard resource {resource!r}"
+    ]
+
+
+def test_the_gpu_resource_of_a_pool_without_gpus_is_not_covered() -> None:
+    _, plan = plan_values(
+        stack(
+            [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi", "gpuResource": "memory"}],
+            [{"name": "a", "share": 100}],
+        )
+    )
+    assert plan.covered_resources == ("cpu", "memory")
+    assert plan.quota_table() == {"a": {"cpu": {"cpu": "8", "memory": "8Gi"}}}
+
+
+def test_gpus_given_as_an_extra_resource_are_rejected() -> None:
+    with pytest.raises(ConfigError) as err:
+        plan_values(
+            stack(
+                [
+                    {"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi", "extraResources": {"nvidia.com/gpu": 4}},
+                    {"name": "gpu", "nodes": 1, "cpu": "8", "memory": "8Gi", "gpus": 8},
+                ],
+                [{"name": "a", "share": 100}],
+            )
+        )
+    assert err.value.lines() == [
+        'test.yaml: aiperf-kueue:inventory.pools[0].extraResources["nvidia.com/gpu"]: '
+        "'nvidia.com/gpu' is a GPU resource; a pool's GPUs come from gpus (and gpuResource)"
+    ]
+
+
+# --- quotas nothing can use
+
+
+def test_a_queue_without_cpu_or_memory_anywhere_warns() -> None:
+    _, plan = plan_values(
+        stack(
+            [{"name": "gpu", "nodes": 1, "cpu": "8", "memory": "8Gi", "gpus": 8}],
+            [
+                {"name": "a", "nominalQuota": {"gpu": {"nvidia.com/gpu": 8, "cpu": "8"}}},
+                {"name": "b", "nominalQuota": {"gpu": {"memory": "8Gi"}}},
+            ],
+        )
+    )
+    assert plan.warnings == (
+        "queues.clusterQueues[0]: ClusterQueue 'a' has no flavor with both cpu and memory quota (own, and it has "
+        "no cohort to borrow from); every AIPerf pod requests both, so no AIPerf job can be admitted there",
+        "queues.clusterQueues[1]: ClusterQueue 'b' has no flavor with both cpu and memory quota (own, and it has "
+        "no cohort to borrow from); every AIPerf pod requests both, so no AIPerf job can be admitted there",
+    )
+
+
+def test_cpu_and_memory_borrowable_in_the_cohort_count() -> None:
+    pools = [{"name": "gpu", "nodes": 1, "cpu": "8", "memory": "8Gi", "gpus": 8}]
+    cqs: list[dict[str, Any]] = [
+        {"name": "a", "nominalQuota": {"gpu": {"nvidia.com/gpu": 8}}},
+        {"name": "b", "nominalQuota": {"gpu": {"cpu": "8", "memory": "8Gi"}}},
+    ]
+    _, plan = plan_values(stack(copy.deepcopy(pools), copy.deepcopy(cqs), cohort="all"))
+    assert plan.warnings == ()
+    # ... unless b lends no memory.
+    cqs[1]["lendingLimit"] = {"gpu": {"memory": 0}}
+    _, plan = plan_values(stack(pools, cqs, cohort="all"))
+    assert plan.warnings == (
+        "queues.clusterQueues[0]: ClusterQueue 'a' has no flavor with both cpu and memory quota (own or borrowable "
+        "in the cohort); every AIPerf pod requests both, so no AIPerf job can be admitted there",
+    )
+
+
+def test_cpu_in_one_flavor_and_memory_in_another_is_not_enough() -> None:
+    _, plan = plan_values(
+        stack(
+            [
+                {"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi"},
+                {"name": "big", "nodes": 1, "cpu": "8", "memory": "8Gi"},
+            ],
+            [{"name": "a", "nominalQuota": {"cpu": {"cpu": "8"}, "big": {"memory": "8Gi"}}}],
+        )
+    )
+    assert [w.split(":")[0] for w in plan.warnings] == ["queues.clusterQueues[0]"]
+
+
+def test_covered_pods_missing_on_one_pool_warns() -> None:
+    _, plan = plan_values(
+        stack(
+            [
+                {"name": "cpu", "nodes": 2, "cpu": "8", "memory": "8Gi", "extraResources": {"pods": 110}},
+                {"name": "big", "nodes": 1, "cpu": "8", "memory": "8Gi"},
+            ],
+            [{"name": "a", "share": 100}],
+            coveredResources=["pods"],
+        )
+    )
+    assert plan.pool_table() == {
+        "cpu": {"cpu": "16", "memory": "16Gi", "pods": 220},
+        "big": {"cpu": "8", "memory": "8Gi", "pods": 0},
+    }
+    assert plan.warnings == (
+        "inventory.pools[1]: pool 'big' has no extraResources.pods while pods is covered; Kueue admits nothing on it",
+    )
+
+
+def test_an_extra_resource_no_pool_has_warns() -> None:
+    _, plan = plan_values(
+        stack(
+            [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi"}],
+            [{"name": "a", "share": 100}],
+            coveredResources=["ephemeral-storage"],
+        )
+    )
+    assert plan.warnings == (
+        "queues.coveredResources[0]: no pool sets extraResources['ephemeral-storage'], so its quota is 0 in every "
+        "flavor; a pod that requests ephemeral-storage can never be admitted",
+    )
+
+
+# --- namespaces every cluster has
+
+
+@pytest.mark.parametrize("name", ["default", "kube-public", "kube-node-lease"])
+def test_builtin_namespaces_need_create_false(name: str) -> None:
+    pools = [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi"}]
+    with pytest.raises(ConfigError) as err:
+        plan_values(stack(pools, [{"name": "a", "share": 100, "namespaces": [{"name": name}]}]))
+    assert err.value.lines() == [
+        f"test.yaml: aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: namespace {name!r} exists in every "
+        "cluster, so creating it fails with AlreadyExists; set create: false to only label it"
+    ]
+    _, plan = plan_values(stack(pools, [{"name": "a", "share": 100, "namespaces": [{"name": name, "create": False}]}]))
+    assert plan.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [
+        ("kube-system", {}),
+        ("kueue-system", {}),
+        ("jobset-system", {}),
+        ("aiperf-system", {}),
+        ("kueue-ops", {"kueue": {"namespace": "kueue-ops"}}),
+    ],
+)
+def test_namespaces_kueue_ignores_are_one_error_even_with_create(name: str, settings: dict[str, Any]) -> None:
+    values = stack(
+        [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "8Gi"}],
+        [{"name": "a", "share": 100, "namespaces": [{"name": name, "create": True}]}],
+    )
+    values.update(settings)
+    with pytest.raises(ConfigError) as err:
+        plan_values(values)
+    assert err.value.lines() == [
+        f"test.yaml: aiperf-kueue:queues.clusterQueues[0].namespaces[0].name: Kueue's job webhooks ignore namespace "
+        f"{name!r}, so jobs there are never queued; use a dedicated benchmark namespace"
+    ]

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from aiperf_kueue import installs, manifests
+from aiperf_kueue import installs, manifests, submit
 from tests.support import COMMITTED_STACKS, committed_run, plan_values
 
 
@@ -114,6 +114,7 @@ def test_promised_defaults() -> None:
             "releaseName": "jobset",
             "chart": "oci://registry.k8s.io/jobset/charts/jobset",
             "values": {},
+            "protectCrds": True,
         },
         "operator": {
             "install": True,
@@ -121,8 +122,10 @@ def test_promised_defaults() -> None:
             "namespace": "aiperf-system",
             "releaseName": "aiperf-operator",
             "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.8.0"},
+            "defaultQueue": "auto",
             "sizing": {"preset": "newest", "controller": {}},
             "values": {},
+            "protectCrds": True,
         },
         "priorityClasses": [],
         "jobs": [],
@@ -164,9 +167,15 @@ def test_promised_defaults() -> None:
         "webhook_service": "kueue-webhook-service",
         "api_version": "v1beta2",
         "kueue_version": "0.19.2",
+        "release_digest": "sha256:790533184b7efdc7",
         "attempts": 40,
         "interval_seconds": 2.0,
     }
+    # auto: the LocalQueue every benchmark namespace has, so the operator stamps what the annotation names.
+    assert submit.default_queue(config) == "aiperf-queue"
+    assert installs.operator_env(config.operator, submit.default_queue(config), {}) == [
+        {"name": "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME", "value": "aiperf-queue"}
+    ]
 
 
 @pytest.mark.parametrize(

@@ -6,23 +6,37 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from aiperf_kueue.config.base import DnsLabel, Model
+from aiperf_kueue.config.base import DnsLabel, Flag, Model, Number, WholeNumber, dns_label
 from aiperf_kueue.config.jobs import OperatorSizing
+from aiperf_kueue.readiness import MAX_INTERVAL_SECONDS
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
+#: ``operator.defaultQueue`` meaning "the LocalQueue every benchmark namespace has".
+DEFAULT_QUEUE_AUTO = "auto"
 
 
 class Readiness(Model):
     """The gate between the Kueue install and the first Kueue object (runs on ``pulumi up``)."""
 
-    attempts: int = Field(default=40, ge=1, le=1000)
+    attempts: WholeNumber = Field(default=40, ge=1, le=1000)
     """Tries per step before giving up (default 40): Deployment available, webhook
     endpoints ready, then a server-side dry-run create of a ResourceFlavor."""
 
-    interval_seconds: float = Field(default=2.0, gt=0, le=60)
-    """First wait between tries, in seconds (default 2), doubled after each failure up to
-    10 s; the whole wait gives up after 300 s. The defaults cover the 10–30 s Kueue's webhook
-    needs after its Deployment is Ready."""
+    interval_seconds: Number = Field(default=2.0, gt=0)
+    """First wait between tries, in seconds (default 2, at most 10), doubled after each failure
+    up to 10 s; the whole wait gives up after 300 s. The defaults cover the 10–30 s Kueue's
+    webhook needs after its Deployment is Ready. At most 10 because the backoff never waits
+    longer: the gate would refuse a larger first wait on ``pulumi up``, so plan refuses it first."""
+
+    @field_validator("interval_seconds")
+    @classmethod
+    def _within_the_backoff_cap(cls, value: float) -> float:
+        if value > MAX_INTERVAL_SECONDS:
+            raise ValueError(
+                f"must be <= {MAX_INTERVAL_SECONDS:g} (seconds; the gate's backoff doubles the interval up to "
+                f"{MAX_INTERVAL_SECONDS:g} s), got {value:g}"
+            )
+        return value
 
 
 Strategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
@@ -35,7 +49,7 @@ def _both_strategies() -> list[Strategy]:
 class FairSharingConfig(Model):
     """Cluster-wide fair sharing in Kueue's manager configuration."""
 
-    enable: bool = True
+    enable: Flag = True
     """Turn fair sharing on (default true when this block is present)."""
 
     preemption_strategies: list[Strategy] = Field(default_factory=_both_strategies, min_length=1, max_length=2)
@@ -46,21 +60,21 @@ class FairSharingConfig(Model):
 class WaitForPodsReady(Model):
     """Kueue's ``waitForPodsReady``: evict admitted workloads whose pods never all start."""
 
-    enable: bool = True
+    enable: Flag = True
     """On (default when this block is present). Kueue 0.19 turns it on by default anyway;
     0.10 needs it here."""
 
     timeout: str = "10m"
     """How long all pods of an admitted workload may take to be ready (default 10m; Kueue's own 30m)."""
 
-    block_admission: bool = False
+    block_admission: Flag = False
     """Admit nothing else until the last admitted workload's pods are ready (default false)."""
 
 
 class KueueInstallConfig(Model):
     """Fields of ``aiperf-kueue:kueue`` about installing Kueue (mixed into ``KueueConfig``)."""
 
-    install: bool = True
+    install: Flag = True
     """Install Kueue from its Helm chart (default true). False: Kueue is managed elsewhere;
     nothing of it is declared, and the readiness gate still guards every Kueue object."""
 
@@ -77,17 +91,19 @@ class KueueInstallConfig(Model):
 
     release_name: DnsLabel = "kueue"
     """Helm release name (default ``kueue``, which gives ``kueue-controller-manager`` and
-    ``kueue-webhook-service``; names without "kueue" get a ``<release>-kueue`` prefix)."""
+    ``kueue-webhook-service``). Objects are named after the chart's ``kueue.fullname``: the
+    ``fullnameOverride`` value if set, else the release name if it contains "kueue", else
+    ``<release>-kueue``; the readiness gate waits on those names."""
 
     chart: str | None = None
     """Chart reference (default: the OCI chart for the pinned version,
     ``oci://registry.k8s.io/kueue/charts/kueue`` from 0.12)."""
 
-    protect: bool = True
+    protect: Flag = True
     """Protect the chart and its namespace from ``pulumi destroy`` (default true): the chart
     holds Kueue's CRDs, and deleting them deletes every queue and workload."""
 
-    manage_jobs_without_queue_name: bool = False
+    manage_jobs_without_queue_name: Flag = False
     """Kueue's ``manageJobsWithoutQueueName`` (default false): suspend every job without a queue label."""
 
     frameworks: list[str] | None = None
@@ -117,7 +133,7 @@ class KueueInstallConfig(Model):
 class JobSetConfig(Model):
     """``aiperf-kueue:jobset``: the JobSet controller AIPerf's JobSets need."""
 
-    install: bool = True
+    install: Flag = True
     """Install JobSet from its Helm chart (default true). False: it is managed elsewhere."""
 
     version: str = "0.12.0"
@@ -135,6 +151,11 @@ class JobSetConfig(Model):
     values: dict[str, Any] = Field(default_factory=dict)
     """Extra chart values, deep-merged last (default none)."""
 
+    protect_crds: Flag = True
+    """Protect the chart's CustomResourceDefinitions (default true): deleting the JobSet CRD
+    deletes every JobSet, the running benchmarks' among them, so ``pulumi destroy`` or
+    ``install: false`` stops at them until protection is lifted deliberately."""
+
 
 class OperatorImage(Model):
     """The pinned AIPerf image: the operator's, and every AIPerfJob's default."""
@@ -150,9 +171,10 @@ class OperatorImage(Model):
 class OperatorConfig(Model):
     """``aiperf-kueue:operator``: the AIPerf operator."""
 
-    install: bool = True
+    install: Flag = True
     """Install the operator chart (default true). False: it is managed elsewhere, and its
-    ``AIPERF_K8S_*`` settings must match ``defaultQueue`` and ``sizing`` here."""
+    ``AIPERF_K8S_*`` settings must match ``defaultQueue`` and ``sizing`` here; the benchmark
+    RBAC in each benchmark namespace is still declared (for ``releaseName``'s operator)."""
 
     chart: str = "../aiperf/deploy/helm/aiperf-operator"
     """The chart: a local path (a checkout of ai-dynamo/aiperf at a pinned commit; relative to
@@ -166,15 +188,24 @@ class OperatorConfig(Model):
     """Namespace of the operator (default ``aiperf-system``)."""
 
     release_name: DnsLabel = "aiperf-operator"
-    """Helm release name (default ``aiperf-operator``; the Deployment gets the same name)."""
+    """Helm release name (default ``aiperf-operator``). The chart names its objects (the
+    Deployment whose env this program patches, the ``<name>-benchmark`` Role, the
+    ``<name>-results`` PVC) after its ``aiperf-operator.fullname``: ``values.fullnameOverride``
+    if set, else the release name if it contains the chart name (``values.nameOverride`` or
+    ``aiperf-operator``), else ``<release>-<chart name>``, cut to 63 characters."""
 
     image: OperatorImage = Field(default_factory=OperatorImage)
     """The pinned image."""
 
-    default_queue: DnsLabel | None = None
+    default_queue_setting: str | None = Field(default=DEFAULT_QUEUE_AUTO, alias="defaultQueue")
     """LocalQueue the operator stamps on JobSets of AIPerfJobs that name none
-    (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME``; default none). Must exist in every
-    benchmark namespace."""
+    (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME``). Default ``auto``: the LocalQueue every
+    benchmark namespace has (their shared ``localQueue``, ``aiperf-queue`` by default, else
+    ``default`` if each has one), so the env default, the namespaces' default-queue
+    annotation and the queue a job without ``queue`` gets all agree; when the namespaces share
+    none, no env default (and a plan warning per annotated namespace). A name: that
+    LocalQueue, which must exist in every benchmark namespace. ``""`` or null: no env default
+    (a job or ``aiperf kube profile`` run without a queue bypasses Kueue)."""
 
     default_priority_class: DnsLabel | None = None
     """WorkloadPriorityClass for AIPerfJobs that name none
@@ -186,6 +217,33 @@ class OperatorConfig(Model):
 
     values: dict[str, Any] = Field(default_factory=dict)
     """Extra chart values, deep-merged last (default none)."""
+
+    protect_crds: Flag = True
+    """Protect the chart's CustomResourceDefinitions (AIPerfJob, AIPerfSweep; default true):
+    deleting a CRD deletes every object of its kind, retained AIPerfJobs included, so
+    ``pulumi destroy`` or ``install: false`` stops at them until protection is lifted
+    deliberately. The chart's results PVC (``storage.enabled``, on by default) and the
+    operator's namespace are always kept in the cluster when they leave the stack."""
+
+    @property
+    def default_queue(self) -> str | None:
+        """The LocalQueue ``defaultQueue`` names explicitly; None for ``auto`` and for off. The
+        effective env default is :func:`aiperf_kueue.submit.default_queue` (it needs the namespaces)."""
+        setting = self.default_queue_setting
+        return None if setting == DEFAULT_QUEUE_AUTO else setting
+
+    @field_validator("default_queue_setting")
+    @classmethod
+    def _auto_off_or_a_queue(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if value == DEFAULT_QUEUE_AUTO:
+            return value
+        try:
+            return dns_label(value)
+        except ValueError as err:
+            why = f"must be {DEFAULT_QUEUE_AUTO!r}, '' (no env default) or a LocalQueue name"
+            raise ValueError(f"{why}: {err}") from None
 
     @field_validator("version")
     @classmethod

@@ -9,10 +9,12 @@ from pydantic import Field, field_validator, model_validator
 
 from aiperf_kueue.config.base import (
     DnsLabel,
+    Int64,
     LabelValue,
     Model,
     QualifiedName,
     Quantity,
+    WholeNumber,
 )
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -33,15 +35,16 @@ class Toleration(Model):
     effect: Effect | None = None
     """Effect to tolerate; omitted means every effect."""
 
-    toleration_seconds: int | None = None
-    """Seconds a NoExecute taint is tolerated; only with ``effect: NoExecute``."""
+    toleration_seconds: Int64 | None = None
+    """Seconds a NoExecute taint is tolerated, a 64-bit integer; only with ``effect: NoExecute``."""
 
     @model_validator(mode="after")
     def _kueue_rules(self) -> Toleration:
         # The same rules as the ResourceFlavor CRD's CEL validations.
         if self.key is None and self.operator != "Exists":
             raise ValueError("a toleration without key must use operator Exists")
-        if self.operator == "Exists" and self.value:
+        # Any value, even "": the CEL rule is !has(x.value), and "" is still written.
+        if self.operator == "Exists" and self.value is not None:
             raise ValueError("a toleration with operator Exists must not have a value")
         if self.toleration_seconds is not None and self.effect != "NoExecute":
             raise ValueError("tolerationSeconds needs effect NoExecute")
@@ -67,7 +70,7 @@ class Pool(Model):
     name: DnsLabel
     """ResourceFlavor name (DNS-1123 label). Required: every ClusterQueue refers to it."""
 
-    nodes: int = Field(ge=1)
+    nodes: WholeNumber = Field(ge=1)
     """Number of nodes in the pool (required, >= 1). For autoscaled pools, the maximum."""
 
     cpu: Quantity
@@ -77,11 +80,13 @@ class Pool(Model):
     memory: Quantity
     """Allocatable memory per node, a quantity (``"120Gi"``); required."""
 
-    gpus: int = Field(default=0, ge=0)
+    gpus: WholeNumber = Field(default=0, ge=0)
     """GPUs per node (default 0, a CPU-only pool). Headroom never applies to GPUs."""
 
     gpu_resource: QualifiedName = "nvidia.com/gpu"
-    """Extended resource name the GPUs are requested by (default ``nvidia.com/gpu``)."""
+    """Extended resource name the GPUs are requested by (default ``nvidia.com/gpu``). Not a
+    standard resource (cpu, memory, pods, ephemeral-storage, hugepages-*) and not one of
+    ``queues.coveredResources``: it becomes a covered resource of its own."""
 
     extra_resources: dict[QualifiedName, Quantity] = Field(default_factory=dict)
     """Per-node allocatable of the extra covered resources (``queues.coveredResources``),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from aiperf_kueue.config.base import DnsLabel, Model
+from aiperf_kueue.config.base import DnsLabel, Int32, Model
 
 
 class PriorityClass(Model):
@@ -13,7 +11,7 @@ class PriorityClass(Model):
     name: DnsLabel
     """Class name (DNS-1123 label: it is a label value), required."""
 
-    value: int = Field(ge=-(2**31), le=2**31 - 1)
+    value: Int32
     """Priority, a 32-bit integer (required); higher is scheduled and kept first."""
 
     description: str = ""

@@ -9,6 +9,8 @@ from pydantic import Field, field_validator, model_validator
 
 from aiperf_kueue.config.base import (
     DnsLabel,
+    Flag,
+    Int32,
     LabelValue,
     Model,
     PoolQuantities,
@@ -23,8 +25,8 @@ class BorrowWithinCohort(Model):
     policy: Literal["Never", "LowerPriority"] = "Never"
     """``Never`` (Kueue's default) or ``LowerPriority``; needs reclaimWithinCohort != Never."""
 
-    max_priority_threshold: int | None = None
-    """Only workloads at or below this priority may be preempted (optional)."""
+    max_priority_threshold: Int32 | None = None
+    """Only workloads at or below this priority may be preempted (optional, a 32-bit integer)."""
 
 
 class Preemption(Model):
@@ -59,28 +61,31 @@ class FairSharing(Model):
 
     weight: Quantity = "1"
     """Share weight, a quantity (default 1). 0 means this queue always loses;
-    a positive weight must be larger than 1n."""
+    a positive weight must be larger than 1n. Written in the form Kueue stores it
+    (``0.5`` → ``500m``, ``1000`` → ``1k``), so it never shows as a diff."""
 
 
 class Namespace(Model):
     """A benchmark namespace whose jobs this ClusterQueue admits."""
 
     name: DnsLabel
-    """Namespace name (DNS-1123 label, required)."""
+    """Namespace name (DNS-1123 label, required). Not ``kube-system`` nor the Kueue, JobSet or
+    operator install namespace: Kueue's job webhooks ignore those."""
 
-    create: bool = True
+    create: Flag = True
     """True (default): the program creates the namespace. False: it exists already and
-    only this program's labels are server-side-applied to it."""
+    only this program's labels are server-side-applied to it. Must be false for the
+    namespaces every cluster has (``default``, ``kube-public``, ``kube-node-lease``)."""
 
     local_queue: DnsLabel = "aiperf-queue"
     """Name of the LocalQueue in this namespace (default ``aiperf-queue``); jobs name it in
     the ``kueue.x-k8s.io/queue-name`` label, so it must be a DNS-1123 label."""
 
-    default_queue: bool = False
+    default_queue: Flag = False
     """Also create a LocalQueue named ``default``, Kueue's own default for jobs without a
     queue label (default false; Kueue >= 0.17, alpha and off in 0.10)."""
 
-    default_queue_annotation: bool = True
+    default_queue_annotation: Flag = True
     """Annotate the namespace ``kueue.x-k8s.io/default-queue-name: <queue>`` (default true), also
     for ``create: false`` namespaces. ``<queue>`` is ``operator.defaultQueue`` when set, else
     ``localQueue``: the queue the operator's env default stamps, so the two always agree.
@@ -91,7 +96,7 @@ class Namespace(Model):
     labels: dict[QualifiedName, LabelValue] = Field(default_factory=dict)
     """Extra labels on the namespace (default none)."""
 
-    retain_on_delete: bool = True
+    retain_on_delete: Flag = True
     """Keep the namespace, and the results in it, when it leaves the stack (default true).
     Only for ``create: true``."""
 
@@ -104,12 +109,17 @@ class ClusterQueue(Model):
 
     share: Decimal | dict[str, Decimal] | None = None
     """Percent of each pool's total, one number for every pool (``25``) or a map
-    ``{pool: percent}`` (absent pools: 0). Per pool the shares may not exceed 100.
+    ``{pool: percent}`` (absent pools: 0). Per pool the shares may not exceed 100; a sum
+    within 1e-9 of 100 counts as 100 and hands out the whole pool (YAML reads
+    ``33.333333333333333`` as a float, and three of them add up to 100.000000000000008).
     Exactly one of ``share`` and ``nominalQuota`` is required."""
 
     nominal_quota: PoolQuantities | None = None
     """Explicit quotas ``{pool: {resource: quantity}}`` instead of ``share``
-    (absent pools and resources: 0). Per pool they may not exceed the pool total."""
+    (absent pools and resources: 0). Per pool they may not exceed the pool total.
+    CPU in whole millicores, everything else in whole units. Written in the form the API
+    server stores: ``12000m`` → ``12``; bytes with the largest binary suffix that divides
+    them (``2048Mi`` → ``2Gi``), else decimal (``1G`` stays ``1G``, not ``1000000000``)."""
 
     borrowing_limit: PoolQuantities | None = None
     """Most this queue may borrow beyond its nominal quota, ``{pool: {resource: quantity}}``
@@ -181,7 +191,8 @@ class Queues(Model):
     covered_resources: list[QualifiedName] = Field(default_factory=list)
     """Resources covered besides cpu, memory and the pools' GPU resources, e.g.
     ``[ephemeral-storage, pods]`` when a LimitRange makes pods request them (default none).
-    Their amounts come from each pool's ``extraResources``."""
+    Their amounts come from each pool's ``extraResources``. Covering ``pods`` needs
+    ``extraResources.pods`` on the pools: Kueue charges every workload its pod count."""
 
     cluster_queues: list[ClusterQueue] = Field(min_length=1)
     """The ClusterQueues, usually one per team (required, at least one)."""
