@@ -7,17 +7,27 @@ nominal quota, and which jobs could never be admitted (kueue NOTES §3).
 The rules, as Kueue's flavor assigner applies them with one resource group covering
 every resource (as the planner writes ClusterQueues):
 
+- a podSet is charged its pods' requests (count × per-pod requests) and, when the
+  ClusterQueue covers ``pods``, ``pods = count``;
 - every resource a podSet requests must be covered by the ClusterQueue, else the
   Workload waits forever with ``resource X unavailable in ClusterQueue``;
 - podSets are assigned in order (``controller``, then ``workers``), each to ONE flavor for
-  all its resources. A podSet fits a flavor when, for every resource, the requests of the
-  podSets already assigned to that flavor plus its own (count × per-pod requests) are at
-  most the flavor's maximum capacity (:func:`max_capacity`);
+  all its resources, and never moved again to make room for a later podSet;
+- a flavor is skipped when one of its ``nodeTaints`` with effect NoSchedule or NoExecute is
+  tolerated by neither the pod's nor the flavor's tolerations, or when the pod's nodeSelector
+  or required node affinity, compared only on the keys of the flavor's ``nodeLabels``, does
+  not match those labels (``checkFlavorForPodSets``). Both pods carry the podTemplate's
+  nodeSelector, affinity and tolerations (:class:`~aiperf_kueue.sizing.Placement`);
+- a podSet fits a flavor when, for every resource, the requests of the podSets already
+  assigned to that flavor plus its own are at most the flavor's maximum capacity
+  (:func:`max_capacity`);
 - flavors are tried in pool order. The first flavor that fits on nominal quota wins; with
   the default ``flavorFungibility.whenCanBorrow: MayStopSearch`` (v1beta1 ``Borrow``) so does
   the first flavor that fits only by borrowing. With ``TryNextFlavor`` a later flavor that fits
   on nominal quota is preferred, and the first borrowing one is the fallback;
-- a podSet requesting nothing gets no flavor and always fits (``resourceMode: none``).
+- a podSet requesting nothing gets no flavor and always fits (``resourceMode: none`` without
+  covered ``pods``): Kueue looks for a flavor per requested resource, so with none it checks
+  no flavor, reserves nothing and adds no flavor nodeSelector or tolerations to the pods.
 
 The cluster is assumed empty: no other workload holds quota, nothing is preempted.
 """
@@ -31,23 +41,28 @@ from fractions import Fraction
 from typing import Literal
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config import ClusterQueue, Pool, StackConfig
 from aiperf_kueue.config.jobs import JobEntry
 from aiperf_kueue.errors import Problem, key_path
-from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE
+from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.planner import QueuePlan
 from aiperf_kueue.sizing import (
     DEFAULT_WORKERS_PER_POD,
     JobShape,
+    Placement,
     PodSet,
     Sizing,
     SizingError,
+    Toleration,
     format_requests,
     job_shape,
     resource_order,
 )
 
 WhenCanBorrow = Literal["MayStopSearch", "TryNextFlavor"]
+
+#: Taint effects Kueue checks when it picks a flavor (PreferNoSchedule only steers the scheduler).
+CHECKED_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 def _quota(quotas: Mapping[str, Mapping[str, Mapping[str, Fraction]]], cq: str, pool: str, resource: str) -> Fraction:
@@ -101,6 +116,117 @@ class Capacities:
         return found
 
 
+# --------------------------------------------------------------------------- flavor matching
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint of a ResourceFlavor."""
+
+    key: str
+    value: str
+    effect: str
+
+    def kueue_text(self) -> str:
+        """The taint as Kueue prints it in ``untolerated taint {...} in flavor X`` (Go's ``%s`` of a Taint)."""
+        return f"{{{self.key} {self.value} {self.effect} <nil>}}"
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """One ResourceFlavor as Kueue's flavor assigner checks pods against it."""
+
+    name: str
+    """ResourceFlavor (pool) name."""
+
+    node_labels: tuple[tuple[str, str], ...] = ()
+    """``nodeLabels`` as sorted ``(key, value)`` pairs (none: the flavor matches every node)."""
+
+    node_taints: tuple[Taint, ...] = ()
+    """``nodeTaints``, in order."""
+
+    tolerations: tuple[Toleration, ...] = ()
+    """``tolerations`` Kueue adds to admitted pods; they count when checking ``nodeTaints``."""
+
+    @classmethod
+    def of(cls, pool: Pool) -> Flavor:
+        """The ResourceFlavor the program writes for ``pool``."""
+        return cls(
+            pool.name,
+            tuple(sorted(pool.node_labels.items())),
+            tuple(Taint(t.key, t.value or "", t.effect) for t in pool.node_taints),
+            tuple(Toleration(t.key or "", t.operator, t.value or "", t.effect or "") for t in pool.tolerations),
+        )
+
+    def mismatch(self, placement: Placement, label_keys: frozenset[str] | None = None) -> str | None:
+        """Kueue's reason to skip this flavor for pods with ``placement``, or ``None`` when they may use it.
+
+        The taint check comes first, as in Kueue. ``label_keys``: the keys the pod's nodeSelector
+        and node affinity are compared on (default: this flavor's own ``nodeLabels`` keys).
+        """
+        tolerations = placement.tolerations + self.tolerations
+        for taint in self.node_taints:
+            if taint.effect in CHECKED_TAINT_EFFECTS and not any(
+                t.tolerates(taint.key, taint.value, taint.effect) for t in tolerations
+            ):
+                return f"untolerated taint {taint.kueue_text()} in flavor {self.name}"
+        labels = dict(self.node_labels)
+        if not _matches_node_affinity(placement, labels, frozenset(labels) if label_keys is None else label_keys):
+            return f"flavor {self.name} doesn't match node affinity"
+        return None
+
+
+def _matches_node_affinity(placement: Placement, labels: Mapping[str, str], keys: frozenset[str]) -> bool:
+    """Kueue's ``flavorSelector`` matched against a node carrying exactly ``labels``.
+
+    Only requirements on ``keys`` take part. A required-affinity term left with no requirement
+    matches any flavor (the terms are ORed), so the affinity then reduces to the nodeSelector.
+    """
+    if any(labels.get(k) != v for k, v in placement.node_selector if k in keys):
+        return False
+    if placement.node_affinity is None:
+        return True
+    terms = []
+    for term in placement.node_affinity:
+        kept = [r for r in term if r.key in keys]
+        if not kept:
+            return True
+        terms.append(kept)
+    return any(all(r.matches(labels) for r in term) for term in terms)
+
+
+class Flavors:
+    """The ResourceFlavors of a stack, and which of them each distinct :class:`Placement` may use.
+
+    Fleets share a handful of placements across thousands of jobs: the match is computed once per
+    placement, so checking N jobs against F flavors costs O(N + distinct placements x F).
+
+    ``union_label_keys``: compare on the ``nodeLabels`` keys of every flavor of the resource group
+    instead of the flavor's own, as Kueue did before 0.17 (kubernetes-sigs/kueue#12449 changed it).
+    """
+
+    def __init__(self, flavors: Sequence[Flavor], *, union_label_keys: bool = False) -> None:
+        self.flavors = tuple(flavors)
+        self._keys = frozenset(k for f in flavors for k, _ in f.node_labels) if union_label_keys else None
+        self._skipped: dict[Placement, Mapping[str, str]] = {}
+
+    @classmethod
+    def of(cls, config: StackConfig, target: KueueTarget) -> Flavors:
+        """The flavors ``config``'s pools become, matched as Kueue ``target`` matches them."""
+        return cls([Flavor.of(p) for p in config.inventory.pools], union_label_keys=target.version < (0, 17, 0))
+
+    def skipped(self, placement: Placement) -> Mapping[str, str]:
+        """Flavor name → Kueue's reason to skip it for pods with ``placement`` (cached per placement)."""
+        found = self._skipped.get(placement)
+        if found is None:
+            reasons = {f.name: f.mismatch(placement, self._keys) for f in self.flavors}
+            found = self._skipped[placement] = {name: r for name, r in reasons.items() if r is not None}
+        return found
+
+
+# --------------------------------------------------------------------------- assignment
+
+
 @dataclass(frozen=True)
 class PodSetAssignment:
     """Where one podSet lands."""
@@ -147,6 +273,10 @@ class Assignment:
     error: str | None = None
     """Why the job can never be admitted (``None`` when it fits)."""
 
+    requests: Mapping[str, Fraction] = field(default_factory=dict)
+    """Everything Kueue charges the job, all podSets together: their pods' requests, plus
+    ``pods`` (one per pod) when the ClusterQueue covers ``pods``. Zero amounts left out."""
+
     @property
     def flavors(self) -> tuple[str, ...]:
         """Distinct flavors used, in podSet order."""
@@ -157,6 +287,15 @@ class Assignment:
         return tuple(out)
 
 
+def charged(podset: PodSet, covers_pods: bool) -> dict[str, Fraction]:
+    """What Kueue charges ``podset``: count × per-pod requests (zeros dropped), plus ``pods = count``
+    when the ClusterQueue covers ``pods`` (``assignFlavors`` in ``flavorassigner.go``)."""
+    out = {r: a for r, a in podset.total().items() if a}
+    if covers_pods and podset.count:
+        out["pods"] = out.get("pods", Fraction(0)) + podset.count
+    return out
+
+
 def assign(
     plan: QueuePlan,
     cq_name: str,
@@ -165,23 +304,25 @@ def assign(
     *,
     when_can_borrow: WhenCanBorrow = "MayStopSearch",
     capacities: Capacities | None = None,
+    flavors: Flavors | None = None,
 ) -> Assignment:
     """Assign flavors to ``podsets`` of one Workload in ClusterQueue ``cq_name`` (see module doc).
 
     ``in_cohort``: whether the stack has ``queues.cohort`` (else nothing can be borrowed).
     ``when_can_borrow``: the ClusterQueue's ``flavorFungibility.whenCanBorrow``.
     ``capacities``: a cache of :func:`max_capacity` for ``plan`` and ``in_cohort``, shared between jobs.
+    ``flavors``: the pools' nodeLabels, nodeTaints and tolerations (default: every flavor accepts every pod).
     """
     if capacities is None or capacities.plan is not plan or capacities.in_cohort != in_cohort:
         capacities = Capacities(plan, in_cohort=in_cohort)
     if cq_name not in plan.nominal:
         raise KeyError(f"unknown ClusterQueue {cq_name!r}; ClusterQueues: {', '.join(plan.nominal)}")
     pools = [p.name for p in plan.pools]
+    needs = [charged(ps, "pods" in plan.covered_resources) for ps in podsets]
     totals: dict[str, Fraction] = {}
-    for ps in podsets:
-        for resource, amount in ps.total().items():
-            if amount:
-                totals[resource] = totals.get(resource, Fraction(0)) + amount
+    for need in needs:
+        for resource, amount in need.items():
+            totals[resource] = totals.get(resource, Fraction(0)) + amount
 
     uncovered = [r for r in resource_order(totals) if r not in plan.covered_resources]
     if uncovered:
@@ -190,6 +331,7 @@ def assign(
         return _failed(
             cq_name,
             podsets,
+            totals,
             f"requests {what}, which ClusterQueue {cq_name} does not cover: it would wait forever with "
             f"'resource {first} unavailable in ClusterQueue'; add {', '.join(uncovered)} to "
             "queues.coveredResources (with the pools' extraResources) or drop the request",
@@ -199,27 +341,36 @@ def assign(
     nominal = {p: {r: _quota(plan.nominal, cq_name, p, r) for r in totals} for p in pools}
     usage: dict[str, dict[str, Fraction]] = {}
     placed: list[PodSetAssignment] = []
-    for ps in podsets:
-        need = {r: a for r, a in ps.total().items() if a}
+    for ps, need in zip(podsets, needs, strict=True):
         if not need:
             placed.append(PodSetAssignment(ps.name, ps.count, None))
             continue
+        skipped = flavors.skipped(ps.placement) if flavors is not None else {}
+        reasons: list[str] = []
         chosen: tuple[str, bool] | None = None
         fallback: str | None = None
         for pool in pools:
-            after = {r: usage.get(pool, {}).get(r, Fraction(0)) + a for r, a in need.items()}
+            if pool in skipped:
+                reasons.append(skipped[pool])
+                continue
+            before = usage.get(pool, {})
+            after = {r: before.get(r, Fraction(0)) + a for r, a in need.items()}
+            over = [r for r in resource_order(need) if after[r] > cap[pool][r]]
+            if over:
+                reasons += [_insufficient(plan.target, pool, r, before.get(r, Fraction(0)), need, cap) for r in over]
+                continue
             if all(after[r] <= nominal[pool][r] for r in need):
                 chosen = (pool, False)
                 break
-            if all(after[r] <= cap[pool][r] for r in need):
-                if when_can_borrow == "MayStopSearch":
-                    chosen = (pool, True)
-                    break
-                fallback = fallback or pool
+            if when_can_borrow == "MayStopSearch":
+                chosen = (pool, True)
+                break
+            fallback = fallback or pool
         if chosen is None and fallback is not None:
             chosen = (fallback, True)
         if chosen is None:
-            return _failed(cq_name, podsets, _no_fit(plan, cq_name, totals, pools, cap, nominal, in_cohort))
+            nofit = _NoFit(cq_name, ps, need, placed, reasons, totals, [p for p in pools if p not in skipped])
+            return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, in_cohort, len(pools) > 1))
         pool, borrows = chosen
         for r, a in need.items():
             usage.setdefault(pool, {})[r] = usage.get(pool, {}).get(r, Fraction(0)) + a
@@ -233,10 +384,11 @@ def assign(
         borrowing=any(ps.borrowing for ps in placed),
         jobs_on_nominal=_how_many(usage, nominal),
         jobs_at_max_capacity=_how_many(usage, cap),
+        requests=totals,
     )
 
 
-def _failed(cq_name: str, podsets: Sequence[PodSet], error: str) -> Assignment:
+def _failed(cq_name: str, podsets: Sequence[PodSet], totals: Mapping[str, Fraction], error: str) -> Assignment:
     return Assignment(
         cluster_queue=cq_name,
         pod_sets=tuple(PodSetAssignment(ps.name, ps.count, None) for ps in podsets),
@@ -246,6 +398,7 @@ def _failed(cq_name: str, podsets: Sequence[PodSet], error: str) -> Assignment:
         jobs_on_nominal=0,
         jobs_at_max_capacity=0,
         error=error,
+        requests=dict(totals),
     )
 
 
@@ -259,34 +412,80 @@ def _how_many(usage: Mapping[str, Mapping[str, Fraction]], limit: Mapping[str, M
     return min(counts) if counts else None
 
 
-def _no_fit(
-    plan: QueuePlan,
-    cq_name: str,
-    totals: Mapping[str, Fraction],
-    pools: list[str],
+def _q(resource: str, amount: Fraction) -> str:
+    return str(quantity.canonical(resource, amount))
+
+
+def _insufficient(
+    target: KueueTarget,
+    pool: str,
+    resource: str,
+    before: Fraction,
+    need: Mapping[str, Fraction],
     cap: Mapping[str, Mapping[str, Fraction]],
-    nominal: Mapping[str, Mapping[str, Fraction]],
-    in_cohort: bool,
 ) -> str:
-    order = resource_order(totals)
+    """Kueue's ``fitsResourceQuota`` reason for one resource of one flavor (its form changed in 0.15)."""
+    limit = cap[pool][resource]
+    if target.version >= (0, 15, 0):
+        return (
+            f"insufficient quota for {resource} in flavor {pool}, previously considered podsets requests "
+            f"({_q(resource, before)}) + current podset request ({_q(resource, need[resource])}) > maximum "
+            f"capacity ({_q(resource, limit)})"
+        )
+    return (
+        f"insufficient quota for {resource} in flavor {pool}, request > maximum capacity "
+        f"({_q(resource, before + need[resource])} > {_q(resource, limit)})"
+    )
 
-    def q(resource: str, amount: Fraction) -> str:
-        return str(quantity.canonical(resource, amount))
 
-    needs = ", ".join(f"{r} {q(r, totals[r])}" for r in order)
-    parts = []
-    for pool in pools:
-        if in_cohort:
-            text = ", ".join(
-                f"{r} {q(r, cap[pool][r])} (nominal {q(r, nominal[pool][r])} + borrowable "
-                f"{q(r, cap[pool][r] - nominal[pool][r])})"
-                for r in order
+@dataclass(frozen=True)
+class _NoFit:
+    """A podSet no flavor takes, and what the assignment had done before it."""
+
+    cq_name: str
+    podset: PodSet
+    need: Mapping[str, Fraction]
+    placed: Sequence[PodSetAssignment]
+    reasons: Sequence[str]
+    """Kueue's reason per flavor tried (skipped, or not enough quota)."""
+    totals: Mapping[str, Fraction]
+    eligible: Sequence[str]
+    """The flavors the pods may use at all (not skipped for taints or node affinity)."""
+
+    def message(
+        self,
+        cap: Mapping[str, Mapping[str, Fraction]],
+        nominal: Mapping[str, Mapping[str, Fraction]],
+        in_cohort: bool,
+        several_pools: bool,
+    ) -> str:
+        """A readable summary, then the Workload's ``Pending`` message Kueue would show (sorted as Kueue sorts)."""
+        kueue = f"couldn't assign flavors to pod set {self.podset.name}: {', '.join(sorted(self.reasons))}"
+        pending = f'Kueue would keep it pending with "{kueue}"'
+        if not self.eligible:
+            return (
+                f"its pods' nodeSelector, affinity and tolerations (spec.podTemplate) match no flavor of "
+                f"ClusterQueue {self.cq_name} (the pools' nodeLabels and nodeTaints); {pending}"
             )
-        else:
-            text = ", ".join(f"{r} {q(r, cap[pool][r])}" for r in order)
-        parts.append(text if len(pools) == 1 else f"{text} in flavor {pool}")
-    reach = "; ".join(parts) + ("" if in_cohort else " (nominal, no cohort)")
-    return f"needs {needs} in one flavor; ClusterQueue {cq_name} can reach at most {reach}"
+        order = resource_order(self.totals)
+        parts = []
+        for pool in self.eligible:
+            if in_cohort:
+                text = ", ".join(
+                    f"{r} {_q(r, cap[pool][r])} (nominal {_q(r, nominal[pool][r])} + borrowable "
+                    f"{_q(r, cap[pool][r] - nominal[pool][r])})"
+                    for r in order
+                )
+            else:
+                text = ", ".join(f"{r} {_q(r, cap[pool][r])}" for r in order)
+            parts.append(f"{text} in flavor {pool}" if several_pools else text)
+        reach = "; ".join(parts) + ("" if in_cohort else " (nominal, no cohort)")
+        summary = f"needs {format_requests(self.totals)}; ClusterQueue {self.cq_name} can reach at most {reach}"
+        earlier = [ps for ps in self.placed if ps.flavor is not None]
+        if earlier:
+            got = ", ".join(f"podSet {ps.name} gets flavor {ps.flavor}" for ps in earlier)
+            summary += f"; {got}, then podSet {self.podset.name} ({format_requests(self.need)}) fits no flavor"
+        return f"{summary}; {pending}"
 
 
 # --------------------------------------------------------------------------- whole stacks
@@ -344,19 +543,21 @@ def check_jobs(
 
     Each entry's namespace must be one of a ClusterQueue's ``namespaces``; its ``queue``
     (default: that namespace's ``localQueue``) must be a LocalQueue this program creates
-    there; its ``priorityClass`` must be declared in ``priorityClasses``.
+    there; its ``priorityClass`` must be declared in ``priorityClasses``. Flavors are
+    matched against the pods with the pools' nodeLabels, nodeTaints and tolerations.
     """
-    owners: dict[str, tuple[str, list[str], WhenCanBorrow]] = {}
+    owners: dict[str, tuple[ClusterQueue, list[str], WhenCanBorrow]] = {}
     for cq in config.queues.cluster_queues:
         ff = cq.flavor_fungibility
         try_next = ff is not None and ff.when_can_borrow == "TryNextFlavor"
         when: WhenCanBorrow = "TryNextFlavor" if try_next else "MayStopSearch"
         for ns in cq.namespaces:
             queues = [ns.local_queue] + ([DEFAULT_LOCAL_QUEUE] if ns.default_queue else [])
-            owners[ns.name] = (cq.name, queues, when)
+            owners[ns.name] = (cq, queues, when)
     priority_classes = {pc.name for pc in config.priority_classes}
     in_cohort = config.queues.cohort is not None
     capacities = Capacities(plan, in_cohort=in_cohort)
+    flavors = Flavors.of(config, plan.target)
 
     admissions: list[JobAdmission] = []
     problems: list[Problem] = []
@@ -375,7 +576,7 @@ def check_jobs(
                 )
             )
             continue
-        cq_name, local_queues, when = owner
+        cq, local_queues, when = owner
         # The operator's env default, when set, is what an unlabelled job would get: name it explicitly.
         local_queue = entry.queue or config.operator.default_queue or local_queues[0]
         if local_queue not in local_queues:
@@ -402,17 +603,58 @@ def check_jobs(
         except SizingError as exc:
             problems.append(Problem(f"{key_path(*where)}.{exc.path}", f"{entry.name}: {exc.message}"))
             continue
-        assignment = assign(plan, cq_name, shape.pod_sets, in_cohort, when_can_borrow=when, capacities=capacities)
-        admission = JobAdmission(entry, cq_name, local_queue, shape, assignment)
+        assignment = assign(
+            plan,
+            cq.name,
+            shape.pod_sets,
+            in_cohort,
+            when_can_borrow=when,
+            capacities=capacities,
+            flavors=flavors,
+        )
+        admission = JobAdmission(entry, cq.name, local_queue, shape, assignment)
         admissions.append(admission)
         warnings += [f"{label}: {w}" for w in shape.warnings]
         if assignment.error is not None:
             problems.append(Problem(key_path(*where), f"{entry.name}: {assignment.error}"))
-        elif assignment.borrowing:
+            continue
+        if assignment.borrowing:
             warnings.append(
-                f"{label}: needs {format_requests(shape.totals)}, more than ClusterQueue {cq_name}'s nominal quota "
-                f"in flavor {', '.join(assignment.flavors)}; it runs only on quota borrowed from cohort "
+                f"{label}: needs {format_requests(assignment.requests)}, more than ClusterQueue {cq.name}'s nominal "
+                f"quota in flavor {', '.join(assignment.flavors)}; it runs only on quota borrowed from cohort "
                 f"{config.queues.cohort!r} and waits while the lenders use it"
             )
+        # Said once per sweep when the same for all its points (dict.fromkeys below drops repeats).
+        owner_label = f"{key_path(*where)} {who}"
+        if shape.resource_mode == "none":
+            text = _no_requests_warning(cq.name, assignment)
+            warnings.append(f"{owner_label if not assignment.requests else label}: {text}")
+        if cq.stop_policy in ("Hold", "HoldAndDrain"):
+            warnings.append(
+                f"{owner_label}: ClusterQueue {cq.name} has stopPolicy {cq.stop_policy}: it admits nothing new "
+                f"while stopPolicy is {cq.stop_policy}, so {'its jobs stay' if entry.sweep else 'the job stays'} "
+                "pending until the stopPolicy is None again"
+                + (
+                    "; HoldAndDrain also evicts the workloads it had admitted"
+                    if cq.stop_policy == "HoldAndDrain"
+                    else ""
+                )
+            )
     # A sweep's resolution problem is the same for each of its points: say it once.
-    return JobsReport(tuple(admissions), tuple(dict.fromkeys(problems)), tuple(warnings))
+    return JobsReport(tuple(admissions), tuple(dict.fromkeys(problems)), tuple(dict.fromkeys(warnings)))
+
+
+def _no_requests_warning(cq_name: str, assignment: Assignment) -> str:
+    """What ``resourceMode: none`` means for admission: the job is outside the quota."""
+    if not assignment.requests:
+        return (
+            f"resourceMode none: its pods request nothing, so Kueue admits it at once whenever ClusterQueue "
+            f"{cq_name} is active, reserves no quota for it and assigns it no flavor (no pool's nodeSelector or "
+            "tolerations are added to its pods); it bypasses the quota: nothing guarantees its pods room next "
+            "to what others run"
+        )
+    return (
+        f"resourceMode none: the operator's containers request no CPU or memory, so Kueue charges it only "
+        f"{format_requests(assignment.requests)} (flavor {', '.join(assignment.flavors)}) and it bypasses the "
+        "CPU and memory quota: nothing guarantees its pods room next to what others run"
+    )

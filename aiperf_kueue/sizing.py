@@ -282,6 +282,95 @@ def operator_env(sizing: Sizing) -> dict[str, str]:
 # --------------------------------------------------------------------------- job shape
 
 
+#: Taint effects a toleration or taint may name (``""`` in a toleration: every effect).
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: Operators of a node selector requirement (``matchExpressions``).
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod (or ResourceFlavor) toleration, in the form Kubernetes matches it against a taint."""
+
+    key: str = ""
+    """Taint key; empty matches every key (only with ``Exists``)."""
+
+    operator: str = "Equal"
+    """``Equal`` (the taint's value must be ``value``) or ``Exists`` (any value)."""
+
+    value: str = ""
+    """Taint value for ``Equal``."""
+
+    effect: str = ""
+    """Effect tolerated; empty tolerates every effect."""
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """``Toleration.ToleratesTaint`` of ``k8s.io/api/core/v1``."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator == "Equal" and self.value == value
+
+
+@dataclass(frozen=True)
+class NodeSelectorRequirement:
+    """One ``matchExpressions`` entry of a required node affinity term."""
+
+    key: str
+    """Node label key."""
+
+    operator: str
+    """``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt`` or ``Lt``."""
+
+    values: tuple[str, ...] = ()
+    """Values for ``In``/``NotIn`` (at least one), the one integer for ``Gt``/``Lt``, none otherwise."""
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether a node with ``labels`` satisfies the requirement (``labels.Requirement.Matches``)."""
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        # Gt / Lt: a label value that is not an integer never matches.
+        try:
+            have = int(labels[self.key]) if present else None
+        except ValueError:
+            have = None
+        if have is None:
+            return False
+        return have > int(self.values[0]) if self.operator == "Gt" else have < int(self.values[0])
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What of a pod's spec Kueue compares with each ResourceFlavor before it looks at quota.
+
+    The AIPerf operator copies ``podTemplate.nodeSelector``, ``tolerations`` and ``affinity``
+    into both the controller and the worker pods, and merges ``extraPodSpec`` over them last
+    (a plain ``dict.update``: a key there replaces the podTemplate's). Hashable, so the flavor
+    match of one placement is computed once however many jobs share it.
+    """
+
+    node_selector: tuple[tuple[str, str], ...] = ()
+    """``nodeSelector`` as sorted ``(key, value)`` pairs."""
+
+    node_affinity: tuple[tuple[NodeSelectorRequirement, ...], ...] | None = None
+    """``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms``:
+    the terms (any may match), each its ``matchExpressions`` (all must match; ``matchFields``
+    are not compared with flavors); ``None`` when unset."""
+
+    tolerations: tuple[Toleration, ...] = ()
+    """``tolerations``, in order."""
+
+
 @dataclass(frozen=True)
 class PodSet:
     """One podSet of the Kueue Workload of an AIPerfJob's JobSet."""
@@ -295,6 +384,9 @@ class PodSet:
     requests: Requests
     """Requests of one pod, as Kueue computes them (containers, init containers, overhead)."""
 
+    placement: Placement = field(default_factory=Placement)
+    """The pod's nodeSelector, required node affinity and tolerations."""
+
     def total(self) -> dict[str, Fraction]:
         """``count`` × ``requests``."""
         return {r: a * self.count for r, a in self.requests.items()}
@@ -307,7 +399,8 @@ class JobShape:
     resource_mode: str
     """``burstable``, ``guaranteed`` or ``none``. With ``none`` the operator's containers
     request nothing: Kueue sees zero requests (only init containers and pod overhead, if
-    any), admits the job whenever its queue is active, and reserves nothing for it."""
+    any, and ``pods`` when the ClusterQueue covers it), admits the job whenever its queue is
+    active, and reserves nothing for it."""
 
     max_concurrency: int
     """Largest phase concurrency (1 when no phase sets one)."""
@@ -339,12 +432,15 @@ class JobShape:
     warnings: tuple[str, ...] = field(default=())
     """Things in the spec that make these numbers less certain."""
 
+    placement: Placement = field(default_factory=Placement)
+    """nodeSelector, required node affinity and tolerations of both pods."""
+
     @property
     def pod_sets(self) -> tuple[PodSet, PodSet]:
         """``(controller, 1 pod)`` then ``(workers, num_pods)``, the JobSet's replicatedJobs in order."""
         return (
-            PodSet("controller", 1, self.controller),
-            PodSet("workers", self.num_pods, self.worker_pod),
+            PodSet("controller", 1, self.controller, self.placement),
+            PodSet("workers", self.num_pods, self.worker_pod, self.placement),
         )
 
     @property
@@ -452,6 +548,7 @@ def job_shape(spec: AIPerfJobSpec, sizing: Sizing, default_workers_per_pod: int 
         controller=_kueue_pod_requests(controller, extra_init, overhead),
         worker_pod=_kueue_pod_requests(worker, extra_init, overhead),
         warnings=tuple(warnings),
+        placement=placement(spec),
     )
 
 
@@ -536,6 +633,114 @@ def _pod_extras(spec: AIPerfJobSpec) -> tuple[list[dict[str, Any]], dict[str, Fr
     for i, container in enumerate(init):
         _container_requests(container, f"{where}[{i}]")
     return init, overhead, warnings
+
+
+def placement(spec: AIPerfJobSpec) -> Placement:
+    """The nodeSelector, required node affinity and tolerations the operator gives both pods.
+
+    A key of ``podTemplate.extraPodSpec`` replaces the podTemplate field (the operator
+    merges extraPodSpec last). A shape the API server would reject when the operator
+    creates the JobSet is a :class:`SizingError`.
+    """
+    template = spec.pod_template
+    if template is None:
+        return Placement()
+    extra = template.extra_pod_spec or {}
+
+    def pick(key: str, own: Any) -> tuple[Any, str]:
+        if key in extra:
+            return extra[key], f"spec.podTemplate.extraPodSpec.{key}"
+        return own, f"spec.podTemplate.{key}"
+
+    selector, where = pick("nodeSelector", template.node_selector)
+    if not isinstance(selector or {}, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in (selector or {}).items()
+    ):
+        raise SizingError(where, f"must be a mapping of node label to string value, got {selector!r}")
+    tolerations, where = pick("tolerations", template.tolerations)
+    affinity, affinity_where = pick("affinity", template.affinity)
+    return Placement(
+        node_selector=tuple(sorted((selector or {}).items())),
+        node_affinity=_required_node_affinity(affinity, affinity_where),
+        tolerations=tuple(_toleration(t, f"{where}[{i}]") for i, t in enumerate(_list(tolerations, where))),
+    )
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SizingError(where, f"must be a list, got {value!r}")
+    return value
+
+
+def _toleration(raw: Any, where: str) -> Toleration:
+    """A pod toleration, checked as the API server validates it."""
+    if not isinstance(raw, dict):
+        raise SizingError(where, f"must be a toleration mapping (key, operator, value, effect), got {raw!r}")
+    key, value, effect = raw.get("key") or "", raw.get("value") or "", raw.get("effect") or ""
+    operator = raw.get("operator") or "Equal"
+    for name, given in (("key", key), ("value", value), ("effect", effect), ("operator", operator)):
+        if not isinstance(given, str):
+            raise SizingError(f"{where}.{name}", f"must be a string, got {given!r}")
+    if operator not in ("Equal", "Exists"):
+        raise SizingError(f"{where}.operator", f"must be Equal or Exists, got {operator!r}")
+    if effect and effect not in TAINT_EFFECTS:
+        raise SizingError(f"{where}.effect", f"must be one of {', '.join(TAINT_EFFECTS)} or omitted, got {effect!r}")
+    if not key and operator != "Exists":
+        raise SizingError(where, "a toleration without key must use operator Exists (it then tolerates every taint)")
+    if operator == "Exists" and value:
+        raise SizingError(f"{where}.value", f"must be empty with operator Exists, got {value!r}")
+    if raw.get("tolerationSeconds") is not None and effect != "NoExecute":
+        raise SizingError(f"{where}.tolerationSeconds", "needs effect NoExecute")
+    return Toleration(key, operator, value, effect)
+
+
+def _required_node_affinity(affinity: Any, where: str) -> tuple[tuple[NodeSelectorRequirement, ...], ...] | None:
+    """``nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms``, checked."""
+    if affinity is None:
+        return None
+    if not isinstance(affinity, dict):
+        raise SizingError(where, f"must be a Kubernetes Affinity mapping, got {affinity!r}")
+    required = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is None:
+        return None
+    where = f"{where}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    if not isinstance(required, dict):
+        raise SizingError(where, f"must be a NodeSelector mapping, got {required!r}")
+    terms = _list(required.get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms")
+    if not terms:
+        raise SizingError(f"{where}.nodeSelectorTerms", "must have at least one node selector term")
+    out = []
+    for i, term in enumerate(terms):
+        here = f"{where}.nodeSelectorTerms[{i}]"
+        if not isinstance(term, dict):
+            raise SizingError(here, f"must be a mapping with matchExpressions, got {term!r}")
+        expressions = _list(term.get("matchExpressions"), f"{here}.matchExpressions")
+        out.append(tuple(_requirement(e, f"{here}.matchExpressions[{j}]") for j, e in enumerate(expressions)))
+    return tuple(out)
+
+
+def _requirement(raw: Any, where: str) -> NodeSelectorRequirement:
+    """One ``matchExpressions`` entry, checked as the API server validates it."""
+    if not isinstance(raw, dict):
+        raise SizingError(where, f"must be a mapping with key, operator and values, got {raw!r}")
+    key, operator, values = raw.get("key"), raw.get("operator"), raw.get("values") or []
+    if not isinstance(key, str) or not key:
+        raise SizingError(f"{where}.key", f"must be a node label key, got {key!r}")
+    if operator not in NODE_SELECTOR_OPERATORS:
+        raise SizingError(f"{where}.operator", f"must be one of {', '.join(NODE_SELECTOR_OPERATORS)}, got {operator!r}")
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise SizingError(f"{where}.values", f"must be a list of strings (quote numbers), got {values!r}")
+    if operator in ("In", "NotIn") and not values:
+        raise SizingError(f"{where}.values", f"must be non-empty with operator {operator}")
+    if operator in ("Exists", "DoesNotExist") and values:
+        raise SizingError(f"{where}.values", f"must be empty with operator {operator}, got {values!r}")
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
+        raise SizingError(
+            f"{where}.values", f"must be one integer (as a string) with operator {operator}, got {values!r}"
+        )
+    return NodeSelectorRequirement(key, operator, tuple(values))
 
 
 def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, Fraction]:

@@ -12,6 +12,9 @@ For each object and each CRD version that serves its ``apiVersion`` and ``kind``
    and neither ``additionalProperties`` nor ``x-kubernetes-preserve-unknown-fields`` reject
    unknown fields: the API server would prune them silently, which for a program that
    means to set them is a bug too. ``metadata`` is exempt (step 1 covers it).
+   ``pattern`` has Go regexp semantics, as in the API server: ``$`` is the end of the text,
+   never "before a trailing newline" as in Python's ``re``. Integers with ``format: int32``
+   must fit in 32 bits; any integer beyond 64 bits fails before validation, as decoding does.
 4. ``x-kubernetes-list-type: set`` / ``map`` lists must not repeat items / map keys.
 5. Every ``x-kubernetes-validations`` CEL rule is evaluated with ``self`` bound to the value
    at its node (nodes absent from the object are not evaluated, as in Kubernetes).
@@ -75,10 +78,14 @@ _NOT_JSON_SCHEMA = frozenset(
     }
 )  # fmt: skip
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# Matched with fullmatch: the API server's Go regexps have no trailing-newline exception.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+#: ``format`` → the range an integer of that format must lie in. ``int64`` needs no entry:
+#: beyond it nothing decodes, which :func:`validate` reports first.
+INT_FORMATS = {"int32": (-(2**31), 2**31 - 1)}
 _OBJECT_META_FIELDS = frozenset(
     {"name", "generateName", "namespace", "labels", "annotations", "finalizers", "ownerReferences"}
 )
@@ -163,7 +170,7 @@ class CrdVersion:
         props.setdefault("kind", {"type": "string"})
         props["metadata"] = {"type": "object"}  # checked as ObjectMeta instead
         jsonschema.Draft4Validator.check_schema(json_schema)
-        self.validator = jsonschema.Draft4Validator(json_schema)
+        self.validator = KubernetesValidator(json_schema)
         self.rules = list(_rules(self.schema, ""))
 
     @property
@@ -242,6 +249,8 @@ def to_json_schema(node: dict[str, Any]) -> dict[str, Any]:
             out[key] = [to_json_schema(sub) for sub in value]
         elif key in _KEPT:
             out[key] = copy.deepcopy(value)
+        elif key == "format" and value in INT_FORMATS:
+            out[key] = value
         elif key not in _NOT_JSON_SCHEMA:
             raise ValueError(f"unhandled CRD schema keyword {key!r}")
     if node.get("x-kubernetes-int-or-string") and "type" not in out and "anyOf" not in out:
@@ -278,6 +287,55 @@ def apply_defaults(value: Any, node: dict[str, Any]) -> Any:
         for item in value:
             apply_defaults(item, node["items"])
     return value
+
+
+@functools.cache
+def go_regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` (RE2 syntax, as CRDs use) compiled with Go's meaning of ``$``: end of text.
+
+    Python's ``$`` also matches before a final newline, so a name ending in a newline would
+    pass ``^[a-z]+$`` here and fail in the API server. Every ``$`` outside a character class
+    becomes Python's end-of-string anchor; the rest of the CRDs' patterns means the same in
+    both dialects.
+    """
+    out: list[str] = []
+    class_start: int | None = None  # index in out just after the "[" of the open class
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if class_start is not None:
+            # A "]" first in the class ("[]a]", "[^]a]") is a literal, as in RE2.
+            first = len(out) == class_start or out[class_start:] == ["^"]
+            if char == "]" and not first:
+                class_start = None
+        elif char == "[":
+            class_start = len(out) + 1
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+        i += 1
+    return re.compile("".join(out))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    if isinstance(instance, str) and not go_regex(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _int_format(validator: Any, fmt: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    low, high = INT_FORMATS[fmt]
+    if isinstance(instance, int) and not isinstance(instance, bool) and not low <= instance <= high:
+        yield jsonschema.ValidationError(f"{instance!r} is out of range for format {fmt}")
+
+
+#: Draft 4 with the API server's ``pattern`` and integer ``format`` semantics.
+KubernetesValidator = jsonschema.validators.extend(
+    jsonschema.Draft4Validator, {"pattern": _pattern, "format": _int_format}
+)
 
 
 # --------------------------------------------------------------------------- CEL
@@ -327,6 +385,11 @@ def _rules(node: dict[str, Any], path: str) -> Iterator[Rule]:
 def validate(obj: dict[str, Any], crd: CrdVersion) -> Result:
     """Every reason the API server serving ``crd`` would reject creating ``obj``."""
     result = Result(crd)
+    overflows = list(_int64_overflows(obj, ""))
+    if overflows:
+        # The API server cannot even decode the object: nothing else runs (nor could CEL hold it).
+        result.findings += [Finding(path, "decode", f"{n} does not fit in a 64-bit integer") for path, n in overflows]
+        return result
     if obj.get("apiVersion") != crd.api_version or obj.get("kind") != crd.kind:
         result.findings.append(
             Finding("", "served", f"{obj.get('apiVersion')} {obj.get('kind')} is not {crd.api_version} {crd.kind}")
@@ -339,6 +402,17 @@ def validate(obj: dict[str, Any], crd: CrdVersion) -> Result:
         result.findings.append(Finding(_format_path(error.absolute_path), "schema", error.message))
     _walk(defaulted, crd.schema, "", result)
     return result
+
+
+def _int64_overflows(value: Any, path: str) -> Iterator[tuple[str, int]]:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        yield path, value
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            yield from _int64_overflows(item, _join(path, str(name)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _int64_overflows(item, f"{path}[{i}]")
 
 
 def _format_path(parts: Iterable[Any]) -> str:
@@ -417,7 +491,7 @@ def _check_metadata(meta: Any, namespaced: bool, result: Result) -> None:
     elif not isinstance(name, str) or not _is_dns_subdomain(name):
         bad("name", f"must be a DNS-1123 subdomain, got {name!r}")
     ns = meta.get("namespace")
-    if namespaced and (not isinstance(ns, str) or len(ns) > 63 or not _DNS_LABEL.match(ns)):
+    if namespaced and (not isinstance(ns, str) or len(ns) > 63 or not _DNS_LABEL.fullmatch(ns)):
         bad("namespace", f"a namespaced object needs a DNS-1123 label namespace, got {ns!r}")
     if not namespaced and ns is not None:
         bad("namespace", f"a cluster-scoped object has no namespace, got {ns!r}")
@@ -429,18 +503,18 @@ def _check_metadata(meta: Any, namespaced: bool, result: Result) -> None:
         for key, val in pairs.items():
             if not _is_qualified_name(key):
                 bad(f"{what}.{key}", "key must be a qualified name ([prefix/]name)")
-            if not isinstance(val, str) or (what == "labels" and (len(val) > 63 or not _LABEL_VALUE.match(val))):
+            if not isinstance(val, str) or (what == "labels" and (len(val) > 63 or not _LABEL_VALUE.fullmatch(val))):
                 bad(f"{what}.{key}", f"invalid value {val!r}")
 
 
 def _is_dns_subdomain(text: str) -> bool:
-    return len(text) <= 253 and bool(_DNS_SUBDOMAIN.match(text))
+    return len(text) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(text))
 
 
 def _is_qualified_name(key: Any) -> bool:
     if not isinstance(key, str):
         return False
-    prefix, _, name = key.rpartition("/")
-    if prefix and not _is_dns_subdomain(prefix):
+    prefix, slash, name = key.rpartition("/")
+    if slash and not _is_dns_subdomain(prefix):
         return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.fullmatch(name))

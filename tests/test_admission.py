@@ -7,6 +7,7 @@ docs preset, concurrency 50 → controller 450m/1792Mi + worker pod 3350m/6Gi = 
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import Any
 
@@ -114,6 +115,7 @@ def test_fits_on_nominal() -> None:
         borrowing=False,
         jobs_on_nominal=3,  # floor(2 / 600m) = 3; floor(64Gi / 5888Mi) = 11
         jobs_at_max_capacity=3,
+        requests={"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)},
     )
 
 
@@ -132,15 +134,20 @@ def test_fits_only_by_borrowing() -> None:
         jobs_on_nominal=0,
         jobs_at_max_capacity=4,  # floor(16 / 3.8) = 4; floor(128Gi / 7936Mi) = 16
         error=None,
+        requests={"cpu": Fraction(3800, 1000), "memory": Fraction(7936 * MI)},
     )
 
 
 def test_fits_nowhere_without_cohort() -> None:
     result = assign(SHARED, "team-a", pod_sets(50, "docs"), in_cohort=False)
     assert not result.fits
+    # The controller (450m) takes the flavor first; the worker pod (3350m) then finds 2 - 450m left.
     assert result.error == (
-        "needs cpu 3800m, memory 7936Mi in one flavor; ClusterQueue team-a can reach at most cpu 2, memory 64Gi "
-        "(nominal, no cohort)"
+        "needs cpu 3800m, memory 7936Mi; ClusterQueue team-a can reach at most cpu 2, memory 64Gi "
+        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 3350m, memory 6Gi) "
+        "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
+        "insufficient quota for cpu in flavor cpu, previously considered podsets requests (450m) + current "
+        'podset request (3350m) > maximum capacity (2)"'
     )
     assert result.pod_sets == (PodSetAssignment("controller", 1, None), PodSetAssignment("workers", 1, None))
 
@@ -153,8 +160,11 @@ def test_fits_nowhere_even_by_borrowing() -> None:
     # 200 workers = 20 pods: 450m + 20 × 150m = 3450m; 1792Mi + 20 × 4096Mi = 83712Mi.
     result = assign(plan, "team-a", pod_sets(20_000), in_cohort=True)
     assert result.error == (
-        "needs cpu 3450m, memory 83712Mi in one flavor; ClusterQueue team-a can reach at most "
-        "cpu 8 (nominal 2 + borrowable 6), memory 64Gi (nominal 32Gi + borrowable 32Gi)"
+        "needs cpu 3450m, memory 83712Mi; ClusterQueue team-a can reach at most "
+        "cpu 8 (nominal 2 + borrowable 6), memory 64Gi (nominal 32Gi + borrowable 32Gi); podSet controller gets "
+        "flavor cpu, then podSet workers (cpu 3, memory 80Gi) fits no flavor; Kueue would keep it pending with "
+        "\"couldn't assign flavors to pod set workers: insufficient quota for memory in flavor cpu, previously "
+        'considered podsets requests (1792Mi) + current podset request (80Gi) > maximum capacity (64Gi)"'
     )
 
 
@@ -197,9 +207,45 @@ def test_each_podset_gets_the_first_flavor_it_fits() -> None:
 def test_fits_nowhere_lists_every_flavor() -> None:
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("1", "1Gi"), "large": amounts("2", "4Gi")}})
     result = assign(plan, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    # The controller (450m, 1792Mi) fits only large; the worker pod (3350m, 6Gi) then fits neither. Kueue
+    # names every resource short in every flavor, sorted.
     assert result.error == (
-        "needs cpu 3800m, memory 7936Mi in one flavor; ClusterQueue team-a can reach at most "
-        "cpu 1, memory 1Gi in flavor small; cpu 2, memory 4Gi in flavor large (nominal, no cohort)"
+        "needs cpu 3800m, memory 7936Mi; ClusterQueue team-a can reach at most "
+        "cpu 1, memory 1Gi in flavor small; cpu 2, memory 4Gi in flavor large (nominal, no cohort); podSet "
+        "controller gets flavor large, then podSet workers (cpu 3350m, memory 6Gi) fits no flavor; Kueue would "
+        "keep it pending with \"couldn't assign flavors to pod set workers: "
+        "insufficient quota for cpu in flavor large, previously considered podsets requests (450m) + current "
+        "podset request (3350m) > maximum capacity (2), "
+        "insufficient quota for cpu in flavor small, previously considered podsets requests (0) + current "
+        "podset request (3350m) > maximum capacity (1), "
+        "insufficient quota for memory in flavor large, previously considered podsets requests (1792Mi) + "
+        "current podset request (6Gi) > maximum capacity (4Gi), "
+        "insufficient quota for memory in flavor small, previously considered podsets requests (0) + current "
+        'podset request (6Gi) > maximum capacity (1Gi)"'
+    )
+
+
+def test_controller_that_fits_nowhere_is_the_podset_named() -> None:
+    plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("400m", "8Gi"), "large": amounts("300m", "32Gi")}})
+    result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    assert result.error == (
+        "needs cpu 600m, memory 5888Mi; ClusterQueue team-a can reach at most cpu 400m, memory 8Gi in flavor "
+        "small; cpu 300m, memory 32Gi in flavor large (nominal, no cohort); Kueue would keep it pending with "
+        "\"couldn't assign flavors to pod set controller: "
+        "insufficient quota for cpu in flavor large, previously considered podsets requests (0) + current "
+        "podset request (450m) > maximum capacity (300m), "
+        "insufficient quota for cpu in flavor small, previously considered podsets requests (0) + current "
+        'podset request (450m) > maximum capacity (400m)"'
+    )
+
+
+def test_kueue_before_0_15_words_the_capacity_reason_as_it_did() -> None:
+    plan = dataclasses.replace(SHARED, target=KueueTarget.resolve("0.10.1", "auto"))
+    result = assign(plan, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    assert result.error is not None
+    assert result.error.endswith(
+        "\"couldn't assign flavors to pod set workers: insufficient quota for cpu in flavor cpu, request > "
+        'maximum capacity (3800m > 2)"'
     )
 
 
@@ -306,8 +352,11 @@ def test_check_jobs_reports_a_sweep_point_that_never_fits() -> None:
         ("latency-sweep-c128", "aiperf-queue", 13, False),
     ]
     message = (
-        "needs cpu 2400m, memory 55040Mi in one flavor; ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
-        "(nominal, no cohort)"
+        "needs cpu 2400m, memory 55040Mi; ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
+        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 1950m, memory 52Gi) "
+        "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
+        "insufficient quota for memory in flavor cpu, previously considered podsets requests (1792Mi) + current "
+        'podset request (52Gi) > maximum capacity (32Gi)"'
     )
     assert report.problems == (Problem("sweeps[0]", f"latency-sweep-c128: {message}"),)
     assert report.admissions[-1].message == f"sweeps[0] latency-sweep-c128: {message}"

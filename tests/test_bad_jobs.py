@@ -53,9 +53,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "starting and ending with a letter or digit), got 'Llama_Latency'",
     ),
     "job-too-big": (
-        "aiperf-kueue:jobs[0]: llama-latency: needs cpu 15450m, memory 411392Mi in one flavor; "
+        "aiperf-kueue:jobs[0]: llama-latency: needs cpu 15450m, memory 411392Mi; "
         "ClusterQueue team-a can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, "
-        "memory 235930Mi in flavor gpu (nominal, no cohort)",
+        "memory 235930Mi in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet "
+        "workers (cpu 15, memory 400Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign "
+        "flavors to pod set workers: insufficient quota for cpu in flavor cpu, previously considered podsets "
+        "requests (450m) + current podset request (15) > maximum capacity (14400m), insufficient quota for "
+        "memory in flavor cpu, previously considered podsets requests (1792Mi) + current podset request (400Gi) "
+        "> maximum capacity (58982Mi), insufficient quota for memory in flavor gpu, previously considered "
+        'podsets requests (0) + current podset request (400Gi) > maximum capacity (235930Mi)"',
     ),
     "job-without-spec": ("aiperf-kueue:jobs[0].spec: llama-latency: required, but not set",),
     "missing-endpoint-urls": (
@@ -65,6 +71,23 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "aiperf-kueue:jobs[0].spec: llama-latency: AIPerfJob.spec.multiRun must describe one run without "
         "convergence (numRuns <= 1, no convergence); use kind AIPerfSweep for multi-run orchestration",
     ),
+    "node-affinity-gt-not-integer": (
+        "aiperf-kueue:jobs[0].spec.podTemplate.extraPodSpec.affinity.nodeAffinity."
+        "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: "
+        "llama-latency: must be one integer (as a string) with operator Gt, got ['many']",
+    ),
+    "node-affinity-matches-no-flavor": (
+        "aiperf-kueue:jobs[0]: llama-latency: its pods' nodeSelector, affinity and tolerations "
+        "(spec.podTemplate) match no flavor of ClusterQueue team-a (the pools' nodeLabels and nodeTaints); "
+        "Kueue would keep it pending with \"couldn't assign flavors to pod set controller: flavor cpu doesn't "
+        "match node affinity, flavor gpu doesn't match node affinity\"",
+    ),
+    "node-selector-matches-no-flavor": (
+        "aiperf-kueue:jobs[0]: llama-latency: its pods' nodeSelector, affinity and tolerations "
+        "(spec.podTemplate) match no flavor of ClusterQueue team-a (the pools' nodeLabels and nodeTaints); "
+        "Kueue would keep it pending with \"couldn't assign flavors to pod set controller: flavor cpu doesn't "
+        "match node affinity, flavor gpu doesn't match node affinity\"",
+    ),
     "operator-default-queue-missing": (
         "aiperf-kueue:operator.defaultQueue: LocalQueue 'default' must exist in every benchmark "
         "namespace, or the operator stamps a queue label Kueue can never resolve there; missing in: "
@@ -72,6 +95,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     ),
     "phase-concurrency-zero": (
         "aiperf-kueue:jobs[0].spec.benchmark.phases[1].concurrency: llama-latency: must be >= 1, got 0",
+    ),
+    "pods-quota-too-small": (
+        "aiperf-kueue:jobs[0]: llama-latency: needs cpu 750m, memory 9984Mi, pods 3; ClusterQueue team-a can "
+        "reach at most cpu 14400m, memory 58982Mi, pods 2 in flavor cpu; cpu 28800m, memory 235930Mi, pods 0 "
+        "in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 300m, "
+        "memory 8Gi, pods 2) fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod "
+        "set workers: insufficient quota for pods in flavor cpu, previously considered podsets requests (1) + "
+        "current podset request (2) > maximum capacity (2), insufficient quota for pods in flavor gpu, "
+        'previously considered podsets requests (0) + current podset request (2) > maximum capacity (0)"',
     ),
     "profiling-shorthand-in-sweep": (
         "aiperf-kueue:sweeps[0].spec.benchmark.profiling: llama-sweep: the operator sizes workers from "
@@ -90,6 +122,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "(aiperf-queue, default), or create 'fast-lane' there (a namespace's localQueue, or "
         "defaultQueue: true for 'default')",
     ),
+    "retain-on-delete-string": (
+        "aiperf-kueue:jobs[0].retainOnDelete: llama-latency: must be true or false, got 'yes'",
+    ),
     "scheduling-set-by-hand": (
         "aiperf-kueue:jobs[0].spec.scheduling: llama-latency: is set by aiperf-kueue from the job's "
         "queue and priorityClass; use `queue` / `priorityClass` on the job instead of spec.scheduling",
@@ -101,6 +136,11 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "spec-sweep-set": (
         "aiperf-kueue:jobs[0].spec.sweep: llama-latency: AIPerfJob.spec.sweep must be null/omitted; "
         "declare a concurrency sweep in aiperf-kueue:sweeps",
+    ),
+    "sweep-concurrency-bool": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got True",),
+    "sweep-concurrency-float": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got 8.0",),
+    "sweep-concurrency-string": (
+        "aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got '8'",
     ),
     "sweep-concurrency-zero": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be >= 1, got 0",),
     "sweep-duplicate-concurrency": (
@@ -120,9 +160,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "declared by jobs[0]",
     ),
     "sweep-point-too-big": (
-        "aiperf-kueue:sweeps[0]: llama-sweep-c100000: needs cpu 15450m, memory 411392Mi in one flavor; "
+        "aiperf-kueue:sweeps[0]: llama-sweep-c100000: needs cpu 15450m, memory 411392Mi; "
         "ClusterQueue team-b can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, "
-        "memory 235929Mi in flavor gpu (nominal, no cohort)",
+        "memory 235929Mi in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet "
+        "workers (cpu 15, memory 400Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign "
+        "flavors to pod set workers: insufficient quota for cpu in flavor cpu, previously considered podsets "
+        "requests (450m) + current podset request (15) > maximum capacity (14400m), insufficient quota for "
+        "memory in flavor cpu, previously considered podsets requests (1792Mi) + current podset request (400Gi) "
+        "> maximum capacity (58982Mi), insufficient quota for memory in flavor gpu, previously considered "
+        'podsets requests (0) + current podset request (400Gi) > maximum capacity (235929Mi)"',
     ),
     "sweep-queue-missing-in-namespace": (
         "aiperf-kueue:sweeps[0].queue: llama-sweep: AIPerf's preflight would fail every AIPerfJob of the "
@@ -130,6 +176,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         'Create it or remove scheduling.queueName from spec."); name a LocalQueue of namespace '
         "bench-team-b (aiperf-queue), or create 'default' there (a namespace's localQueue, or "
         "defaultQueue: true for 'default')",
+    ),
+    "sweep-requests-per-concurrency-string": (
+        "aiperf-kueue:sweeps[0].requestsPerConcurrency: llama-sweep: must be a whole number, got '10'",
     ),
     "sweep-undefined-priority-class": (
         "aiperf-kueue:sweeps[0].priorityClass: llama-sweep: unknown WorkloadPriorityClass "
@@ -142,6 +191,10 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "template-type-without-template": (
         "aiperf-kueue:jobs[0].spec.benchmark.endpoint: llama-latency: endpoint.template is required when "
         "endpoint.type='template'",
+    ),
+    "toleration-without-key-equal": (
+        "aiperf-kueue:jobs[0].spec.podTemplate.tolerations[0]: llama-latency: a toleration without key must use "
+        "operator Exists (it then tolerates every taint)",
     ),
     "two-datasets": ("aiperf-kueue:jobs[0].spec.benchmark.datasets: llama-latency: must have at most 1 items, got 2",),
     "uncovered-init-container-resource": (
@@ -161,6 +214,12 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "template, headers, extra, downloadVideoContent, requestContentType, sessionHeader, "
         "uuidAndStrip, waitForModelTimeout, waitForModelInterval, waitForModelMode, resetKvCache, "
         "serverProfiler",
+    ),
+    "untolerated-taint-and-node-selector": (
+        "aiperf-kueue:jobs[0]: llama-latency: its pods' nodeSelector, affinity and tolerations "
+        "(spec.podTemplate) match no flavor of ClusterQueue team-a (the pools' nodeLabels and nodeTaints); "
+        "Kueue would keep it pending with \"couldn't assign flavors to pod set controller: flavor gpu doesn't "
+        'match node affinity, untolerated taint {dedicated bench NoSchedule <nil>} in flavor cpu"',
     ),
     "unknown-namespace": (
         "aiperf-kueue:jobs[0].namespace: llama-latency: namespace 'bench-nowhere' belongs to no "
@@ -182,7 +241,12 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 #: Files whose problem is outside jobs/sweeps, and the config key their line names.
 NOT_IN_JOBS = {"operator-default-queue-missing": "operator"}
 #: Files that change a key besides jobs and sweeps to set their problem up.
-SETUP_KEYS = {"operator-default-queue-missing": {"operator"}, "pulumi-name-collision": {"queues"}}
+SETUP_KEYS = {
+    "operator-default-queue-missing": {"operator"},
+    "pulumi-name-collision": {"queues"},
+    "pods-quota-too-small": {"inventory", "queues"},
+    "untolerated-taint-and-node-selector": {"inventory"},
+}
 _ENTRY = re.compile(r"^aiperf-kueue:(jobs|sweeps)\[(\d+)\][^:]*: (.*)$")
 
 

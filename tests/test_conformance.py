@@ -704,3 +704,69 @@ def test_rules_calling_functions_cel_python_lacks_are_skipped_and_listed() -> No
 def test_unknown_schema_keywords_are_not_ignored() -> None:
     with pytest.raises(ValueError, match="unhandled CRD schema keyword 'x-kubernetes-embedded-resource'"):
         cv.to_json_schema({"type": "object", "x-kubernetes-embedded-resource": True})
+
+
+@pytest.mark.parametrize(("release", "api"), CRD_VERSIONS, ids=CRD_IDS)
+def test_patterns_match_the_whole_text_as_go_regexps_do(release: str, api: str, catalog: cv.Catalog) -> None:
+    """Python's ``$`` matches before a final newline; the API server's Go regexps do not."""
+    cq = cluster_queue(api)
+    flavors = cq["spec"]["resourceGroups"][0]["flavors"]
+    flavors[0]["resources"][0]["nominalQuota"] = "361\n"
+    flavors[1]["name"] = "gpu-a100\n"
+    assert findings(cq, catalog, release) == [
+        (
+            "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+            "schema",
+            f"'361\\n' does not match {QUANTITY_PATTERN!r}",
+        ),
+        (
+            "spec.resourceGroups[0].flavors[1].name",
+            "schema",
+            "'gpu-a100\\n' does not match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'",
+        ),
+    ]
+    cq["metadata"]["name"] = "team-a\n"
+    cq["metadata"]["labels"] = {"app.kubernetes.io/part-of\n": "aiperf-kueue\n"}
+    assert [f for f in findings(cq, catalog, release) if f[1] == "metadata"] == [
+        ("metadata.name", "metadata", "must be a DNS-1123 subdomain, got 'team-a\\n'"),
+        ("metadata.labels.app.kubernetes.io/part-of\n", "metadata", "key must be a qualified name ([prefix/]name)"),
+        ("metadata.labels.app.kubernetes.io/part-of\n", "metadata", "invalid value 'aiperf-kueue\\n'"),
+    ]
+
+
+def test_go_regex_only_anchors_dollars_outside_classes_and_escapes() -> None:
+    assert cv.go_regex(r"^[a-z]+$").pattern == r"^[a-z]+\Z"
+    assert cv.go_regex(r"^[$]\$$").pattern == r"^[$]\$\Z"
+    assert cv.go_regex(r"^[]$]+$").pattern == r"^[]$]+\Z"
+    assert cv.go_regex(r"^[^]$]+$").pattern == r"^[^]$]+\Z"
+    assert cv.go_regex(r"^a$").search("a") is not None
+    assert cv.go_regex(r"^a$").search("a\n") is None
+
+
+@pytest.mark.parametrize(("release", "api"), CRD_VERSIONS, ids=CRD_IDS)
+def test_rejects_integers_outside_their_format(release: str, api: str, catalog: cv.Catalog) -> None:
+    cq = cluster_queue(api)
+    cq["spec"]["preemption"] = {
+        "reclaimWithinCohort": "Any",
+        "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 2**31},
+    }
+    rf = resource_flavor(api)
+    rf["spec"]["tolerations"] = [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 2**63}
+    ]
+    wpc = {"apiVersion": api, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": -(2**31) - 1}
+    assert findings(cq, catalog, release) == [
+        (
+            "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
+            "schema",
+            "2147483648 is out of range for format int32",
+        )
+    ]
+    assert findings(rf, catalog, release) == [
+        ("spec.tolerations[0].tolerationSeconds", "decode", "9223372036854775808 does not fit in a 64-bit integer")
+    ]
+    assert findings(wpc, catalog, release) == [("value", "schema", "-2147483649 is out of range for format int32")]
+    cq["spec"]["preemption"]["borrowWithinCohort"]["maxPriorityThreshold"] = 2**31 - 1
+    rf["spec"]["tolerations"][0]["tolerationSeconds"] = 2**63 - 1
+    wpc["value"] = -(2**31)
+    assert findings(cq, catalog, release) == findings(rf, catalog, release) == findings(wpc, catalog, release) == []

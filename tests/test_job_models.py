@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import copy
 import typing
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from aiperf_kueue.config import jobs as models
 from aiperf_kueue.config.jobs import AIPerfJobSpec, Job, JobEntry, OperatorSizing, Sweep, expand_sweeps
 from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import _problem
+from aiperf_kueue.loader import _problem, parse_config, read_stack_file
 from tests.crd_validation import load_crd, validate
 from tests.support import require_shared
 
@@ -463,6 +463,94 @@ def test_sweep_field_errors() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("model", "data", "expected"),
+    [
+        # A bool is an int in Python: without strict types true became concurrency 1 (job "-c1").
+        (Sweep, sweep(concurrency=[True, 8]), {"concurrency[0]": "must be a whole number, got True"}),
+        (Sweep, sweep(concurrency=["8"]), {"concurrency[0]": "must be a whole number, got '8'"}),
+        (Sweep, sweep(concurrency=[8.0]), {"concurrency[0]": "must be a whole number, got 8.0"}),
+        (Sweep, sweep(requestsPerConcurrency="10"), {"requestsPerConcurrency": "must be a whole number, got '10'"}),
+        (Sweep, sweep(requestsPerConcurrency=True), {"requestsPerConcurrency": "must be a whole number, got True"}),
+        (Sweep, sweep(retainOnDelete="yes"), {"retainOnDelete": "must be true or false, got 'yes'"}),
+        (Sweep, sweep(retainOnDelete=0), {"retainOnDelete": "must be true or false, got 0"}),
+        (
+            Job,
+            {"name": "a", "namespace": "bench", "spec": base(), "retainOnDelete": "false"},
+            {"retainOnDelete": "must be true or false, got 'false'"},
+        ),
+        (
+            OperatorSizing,
+            {"eventBusSidecarEnabled": "false"},
+            {"eventBusSidecarEnabled": "must be true or false, got 'false'"},
+        ),
+        (
+            OperatorSizing,
+            {"recordProcessorScaleFactor": 2.0},
+            {"recordProcessorScaleFactor": "must be a whole number, got 2.0"},
+        ),
+        (
+            OperatorSizing,
+            {"recordProcessorScaleFactor": True},
+            {"recordProcessorScaleFactor": "must be a whole number, got True"},
+        ),
+    ],
+)
+def test_job_and_sweep_numbers_and_switches_are_strict(
+    model: type[BaseModel], data: dict[str, Any], expected: dict[str, str]
+) -> None:
+    assert problems(model, data) == expected
+
+
+def test_strict_fields_still_take_their_own_type() -> None:
+    parsed = Sweep.model_validate(sweep(concurrency=[1, 8], requestsPerConcurrency=10, retainOnDelete=False))
+    assert (parsed.concurrency, parsed.requests_per_concurrency, parsed.retain_on_delete) == ([1, 8], 10, False)
+    sizing = OperatorSizing.model_validate({"eventBusSidecarEnabled": False, "recordProcessorScaleFactor": 4})
+    assert (sizing.event_bus_sidecar_enabled, sizing.record_processor_scale_factor) == (False, 4)
+
+
+#: What ``plan`` should say where a whole ``secure:`` value stands for a list or mapping.
+SECURE_ONLY_STRINGS = (
+    "is a secure value, but secure values are supported only as single string values (e.g. one header value, "
+    "endpoint.apiKey, an env value); write {what} here and make only its string values secure"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "path", "what"),
+    [
+        ((), "jobs", "a list"),
+        (("spec", "benchmark", "endpoint", "headers"), "jobs[0].spec.benchmark.endpoint.headers", "a mapping"),
+        (("spec", "benchmark", "endpoint"), "jobs[0].spec.benchmark.endpoint", "a mapping"),
+        (("spec", "benchmark", "phases"), "jobs[0].spec.benchmark.phases", "a list"),
+    ],
+)
+def test_secure_value_where_a_list_or_mapping_is_expected(
+    tmp_path: Any, where: tuple[str, ...], path: str, what: str
+) -> None:
+    job: dict[str, Any] = {"name": "j1", "namespace": "bench", "spec": base()}
+    jobs: Any = [job]
+    if where:
+        parent = job
+        for key in where[:-1]:
+            parent = parent[key]
+        parent[where[-1]] = {"secure": "v1:AAAA"}
+    else:
+        jobs = {"secure": "v1:AAAA"}
+    pools = [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "32Gi"}]
+    queues = {"clusterQueues": [{"name": "a", "share": 100, "namespaces": [{"name": "bench"}]}]}
+    config = {"aiperf-kueue:inventory": {"pools": pools}, "aiperf-kueue:queues": queues, "aiperf-kueue:jobs": jobs}
+    stack = tmp_path / "Pulumi.test.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    values, _ = read_stack_file(stack)
+    with pytest.raises(ConfigError) as raised:
+        parse_config(values, "Pulumi.test.yaml")
+    named = "" if path == "jobs" else "j1: "
+    assert raised.value.lines() == [
+        f"Pulumi.test.yaml: aiperf-kueue:{path}: {named}{SECURE_ONLY_STRINGS.format(what=what)}"
+    ]
+
+
 def test_duplicate_jobs() -> None:
     jobs = [Job.model_validate({"name": "latency-sweep-c8", "namespace": "bench", "spec": base()})]
     sweeps = [Sweep.model_validate(sweep()), Sweep.model_validate(sweep(namespace="other"))]
@@ -534,6 +622,30 @@ def closed_objects(node: dict[str, Any], path: str = "") -> dict[str, dict[str, 
     if isinstance(node.get("items"), dict):
         out.update(closed_objects(node["items"], f"{path}[]"))
     return out
+
+
+def test_crd_integers_and_booleans_are_strict(crd_spec: dict[str, Any]) -> None:
+    """Every field the CRD types integer or boolean rejects what the API server would: true, "1", 1.0, "true"."""
+    checked: list[str] = []
+    for path, node in closed_objects(crd_spec).items():
+        model = CLOSED.get(path)
+        if model is None:
+            continue
+        fields = {f.alias or n: f for n, f in model.model_fields.items()}
+        for name, prop in node.get("properties", {}).items():
+            kind = prop.get("type")
+            if kind not in ("integer", "boolean"):
+                continue
+            meta = fields[name].metadata  # the bounds (ge, le), without the alias that only a model field takes
+            annotation = Annotated[fields[name].annotation, *meta] if meta else fields[name].annotation
+            adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+            good, bad = (int(prop.get("minimum", 0)), [True, "1", 1.0]) if kind == "integer" else (True, ["true", 1])
+            assert adapter.validate_python(good) == good, (path, name)
+            for value in bad:
+                with pytest.raises(ValidationError):
+                    adapter.validate_python(value)
+            checked.append(f"{path}.{name}" if path else name)
+    assert len(checked) == 39  # 12 integer and 27 boolean fields in crd-aiperfjob.yaml@08ec5fdf
 
 
 def literal_values(annotation: Any) -> list[Any] | None:

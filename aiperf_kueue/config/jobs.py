@@ -386,7 +386,7 @@ class Phase(OpenCrdModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _PHASE_NAME.match(value):
+        if not _PHASE_NAME.fullmatch(value):
             raise ValueError(
                 f"must start with a letter or '_' and use only letters, digits, '_' and '-', got {value!r}"
             )
@@ -1081,7 +1081,7 @@ class Job(Model):
     spec: AIPerfJobSpec
     """The AIPerfJob ``spec`` (required); ``scheduling`` is set by this program."""
 
-    retain_on_delete: bool = True
+    retain_on_delete: StrictBool = True
     """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack
     (default true). A spec change replaces the job: with retention on, the old object stays
     and the new one cannot take its name, so give a changed run a new name (or set false)."""
@@ -1103,21 +1103,22 @@ class Sweep(Model):
     priority_class: DnsLabel | None = None
     """Kueue WorkloadPriorityClass of every generated job (default none)."""
 
-    concurrency: list[Annotated[int, Field(ge=1)]] = Field(min_length=1)
-    """Concurrency per job, e.g. ``[1, 8, 32, 128]`` (required, unique, each >= 1)."""
+    concurrency: list[Annotated[StrictInt, Field(ge=1)]] = Field(min_length=1)
+    """Concurrency per job, e.g. ``[1, 8, 32, 128]`` (required, unique, each a literal integer >= 1:
+    ``true``, ``"8"`` or ``8.0`` are rejected, as the swept phase's ``concurrency`` would be)."""
 
     phase: StrictStr | None = None
     """Name of the phase in ``spec.benchmark.phases`` whose ``concurrency`` is swept
     (default: the phase named ``profiling``, else the only phase with ``kind: profiling``)."""
 
-    requests_per_concurrency: int | None = Field(None, ge=1)
+    requests_per_concurrency: StrictInt | None = Field(None, ge=1)
     """Also set the swept phase's ``requests`` to N × this, so each point sends a number of
     requests proportional to its concurrency (default: keep the base phase's ``requests``)."""
 
     spec: AIPerfJobSpec
     """Base AIPerfJob ``spec``; ``benchmark.phases`` must contain the swept phase (required)."""
 
-    retain_on_delete: bool = True
+    retain_on_delete: StrictBool = True
     """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack
     (default true). A spec change replaces the job: with retention on, the old object stays
     and the new one cannot take its name, so give a changed run a new name (or set false)."""
@@ -1224,14 +1225,14 @@ class OperatorSizing(Model):
     """Per controller container, keyed ``SYSTEM_CONTROLLER``, ``API``, ... (``AIPERF_K8S_<KEY>_CPU``/
     ``_MEMORY``; default: the preset's)."""
 
-    event_bus_sidecar_enabled: bool | None = None
+    event_bus_sidecar_enabled: StrictBool | None = None
     """Run the EVENT_BUS_PROXY container (``AIPERF_K8S_EVENT_BUS_SIDECAR_ENABLED``; default true)."""
 
     record_processor_cpu_request: Quantity | None = None
     """Fixed CPU per record processor (``AIPERF_K8S_RECORD_PROCESSOR_CPU_REQUEST``); a worker
     pod then requests max(worker pod CPU, record processors × this) (default unset)."""
 
-    record_processor_scale_factor: int | None = Field(None, ge=1, le=100)
+    record_processor_scale_factor: StrictInt | None = Field(None, ge=1, le=100)
     """Workers per record processor when not configured per job
     (``AIPERF_K8S_RECORD_PROCESSOR_SCALE_FACTOR``, 1-100; default 1)."""
 
