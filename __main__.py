@@ -2,9 +2,9 @@
 
 Load config, build components, export. Logic lives in ``aiperf_kueue`` (pure)
 and ``components`` (thin Pulumi wrappers). Order on ``pulumi up``: Kueue chart →
-readiness gate → ResourceFlavors → Cohort/ClusterQueues → LocalQueues and
-WorkloadPriorityClasses; JobSet chart and the gate → AIPerf operator chart;
-LocalQueue, priority class, operator and JobSet → each AIPerfJob.
+readiness gate → ResourceFlavors → Cohort → ClusterQueues → LocalQueues and
+WorkloadPriorityClasses; JobSet chart and the gate → AIPerf operator chart → its env
+patch; LocalQueue, priority class, the gate, JobSet, the operator and its env → each AIPerfJob.
 """
 
 import pulumi
@@ -42,6 +42,7 @@ kueue = KueueInstall(
     ),
 )
 gate = [kueue.gate]
+default_queue = submit.default_queue(config)  # the operator's env default; annotations follow it
 
 queues = KueueQueues(
     "queues",
@@ -54,19 +55,21 @@ queues = KueueQueues(
 )
 
 namespaces: dict[str, BenchmarkNamespace] = {}
+operator_fullname = installs.operator_fullname(config.operator)
+service_accounts = installs.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
 for cq in config.queues.cluster_queues:
     for ns in cq.namespaces:
         namespaces[ns.name] = BenchmarkNamespace(
             f"ns-{ns.name}",
             BenchmarkNamespaceArgs(
-                namespace=manifests.namespace(ns, cq.name, submit.namespace_annotations(ns, config.operator)),
+                namespace=manifests.namespace(ns, cq.name, submit.namespace_annotations(ns, default_queue)),
                 local_queues=[
                     manifests.local_queue(n, ns.name, cq.name, target) for n in manifests.local_queue_names(ns)
                 ],
                 cluster_queue=queues.cluster_queues[cq.name],
                 create=ns.create,
                 retain_on_delete=ns.retain_on_delete,
-                rbac=installs.benchmark_rbac(ns.name, config.operator.release_name),
+                rbac=installs.benchmark_rbac(ns.name, operator_fullname, service_accounts.get(ns.name, ())),
                 after=gate,
             ),
         )
@@ -74,7 +77,10 @@ for cq in config.queues.cluster_queues:
 priority_classes = (
     PriorityClasses(
         "priorities",
-        PriorityClassesArgs([manifests.workload_priority_class(pc, target) for pc in config.priority_classes], gate),
+        PriorityClassesArgs(
+            [manifests.workload_priority_class(pc, target) for pc in config.priority_classes],
+            [*gate, *queues.cluster_queues.values()],
+        ),
     ).classes
     if config.priority_classes
     else {}
@@ -86,16 +92,21 @@ if kueue_install["source"] == "helm":
 controllers: list[pulumi.Resource] = [*gate]
 if config.jobset.install:
     jobset_release = installs.jobset_release(config)
-    controllers.append(JobSetInstall("jobset", JobSetInstallArgs(jobset_release)).chart)
+    controllers.append(JobSetInstall("jobset", JobSetInstallArgs(jobset_release, config.jobset.protect_crds)).chart)
     charts["jobset"] = jobset_release.as_dict()
 if config.operator.install:
     operator_release = installs.operator_release(config, list(namespaces))
-    env = installs.operator_env(config.operator, installs.sizing_env(config))
+    env = installs.operator_env(config.operator, default_queue, installs.sizing_env(config))
     operator = AIPerfOperator(
         "operator",
-        AIPerfOperatorArgs(operator_release, installs.operator_env_patch(config.operator, env), controllers),
+        AIPerfOperatorArgs(
+            operator_release,
+            installs.operator_env_patch(config.operator, env),
+            controllers,
+            config.operator.protect_crds,
+        ),
     )
-    controllers.append(operator.chart)
+    controllers += [operator.chart, operator.env_patch]  # the env patch pins what admission assumed
     charts["operator"] = operator_release.as_dict()
 
 image = installs.operator_image(config.operator)
@@ -129,7 +140,10 @@ pulumi.export("preflight", stack.preflight_table())
 # `aiperf kube profile` arguments that submit into each namespace as the declared jobs do.
 pulumi.export(
     "aiperfCli",
-    {ns.name: submit.profile_command(ns, config.operator, image) for _, _, ns in submit.benchmark_namespaces(config)},
+    {
+        ns.name: submit.profile_command(ns, config.operator, image, default_queue)
+        for _, _, ns in submit.benchmark_namespaces(config)
+    },
 )
 pulumi.export(
     "kubectl",

@@ -9,13 +9,18 @@ below (tested with the 0.10.1 chart).
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
+from aiperf_kueue.config.jobs import JobEntry
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.sizing import DEFAULT_WORKERS_PER_POD, sizing_from_config
@@ -35,6 +40,12 @@ _FRAMEWORKS_V1BETA1 = [
 
 #: The operator container the ``AIPERF_K8S_*`` variables are set on (chart deployment.yaml).
 OPERATOR_CONTAINER = "operator"
+#: ``name`` in each chart's Chart.yaml: the chart part of its ``fullname`` helper.
+KUEUE_CHART_NAME = "kueue"
+OPERATOR_CHART_NAME = "aiperf-operator"
+#: Lets the env patch take the fields over from the chart's field manager (pulumi NOTES §7): the
+#: chart's Deployment owns ``env`` under server-side apply, and a patch of it would conflict.
+PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
 
 
 @dataclass(frozen=True)
@@ -125,11 +136,15 @@ def kueue_manager_config(config: StackConfig, target: KueueTarget) -> dict[str, 
         "manageJobsWithoutQueueName": kueue.manage_jobs_without_queue_name,
         "integrations": {"frameworks": list(frameworks)},
     }
-    if v1beta2:
-        cfg["managedJobsNamespaceSelector"] = not_ours
-    else:
-        # The v1beta1 configuration only scopes the pod integration by namespace.
-        cfg["integrations"]["podOptions"] = {"namespaceSelector": not_ours}
+    # Every integration's webhooks skip these namespaces. managedJobsNamespaceSelector came with
+    # Kueue 0.10.0 (kubernetes-sigs/kueue#3712, CHANGELOG-0.10 "Adds a managedJobsNamespaceSelector
+    # to the Kueue configuration"), so the v1beta1 configuration carries it too; there it sits
+    # beside the older podOptions.namespaceSelector, which the pod integration still reads (Kueue's
+    # config validation: "it is ok for both to be non-nil; pods will only be managed if all
+    # non-nil selectors match").
+    cfg["managedJobsNamespaceSelector"] = not_ours
+    if not v1beta2:
+        cfg["integrations"]["podOptions"] = {"namespaceSelector": copy.deepcopy(not_ours)}
     if kueue.fair_sharing is not None and kueue.fair_sharing.enable:
         strategies = list(kueue.fair_sharing.preemption_strategies)
         cfg["fairSharing"] = (
@@ -157,6 +172,20 @@ KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/downloa
 #: Where the release manifests put Kueue, and the Helm settings they fix (kueue NOTES §4).
 KUEUE_MANIFESTS_NAMESPACE = "kueue-system"
 KUEUE_MANIFESTS_RELEASE = "kueue"
+
+
+def kueue_release_digest(config: StackConfig, target: KueueTarget) -> str | None:
+    """A digest of what is installed as Kueue: chart, version, release, namespace and merged
+    values (manager configuration included), or the release manifests' URL; None when Kueue is
+    managed elsewhere. The chart stamps a checksum of its manager configuration on the
+    controller's pod template, so a change restarts Kueue and its webhook stops answering for
+    10–30 s: the readiness gate replaces itself (waits again) when this digest changes."""
+    install = kueue_install(config, target)
+    if install["source"] == "external":
+        return None
+    what: Any = install if install["source"] == "manifests" else kueue_release(config, target).as_dict()
+    text = json.dumps(what, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def kueue_manifests_url(target: KueueTarget) -> str:
@@ -249,35 +278,74 @@ def operator_release(config: StackConfig, benchmark_namespaces: list[str]) -> He
     return HelmRelease(op.release_name, op.chart, version, op.namespace, deep_merge(base, op.values))
 
 
-def operator_env(op: OperatorConfig, sizing_env: dict[str, str]) -> list[dict[str, str]]:
+def operator_env(op: OperatorConfig, default_queue: str | None, sizing_env: dict[str, str]) -> list[dict[str, str]]:
     """The ``AIPERF_K8S_*`` variables set on the operator container, explicitly.
 
+    ``default_queue`` is the effective env default (:func:`aiperf_kueue.submit.default_queue`).
     The chart has no value for them; setting every one makes the requests Kueue sees
     independent of the defaults baked into the image.
     """
     env: dict[str, str] = {}
-    if op.default_queue:
-        env["AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME"] = op.default_queue
+    if default_queue:
+        env["AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME"] = default_queue
     if op.default_priority_class:
         env["AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS"] = op.default_priority_class
     env.update(sizing_env)
     return [{"name": k, "value": v} for k, v in env.items()]
 
 
+def helm_fullname(release_name: str, chart_name: str, values: Mapping[str, Any]) -> str:
+    """The standard Helm ``<chart>.fullname`` helper, as both the Kueue and the AIPerf operator
+    charts define it: ``fullnameOverride``; else the release name if it contains the chart name
+    (``nameOverride`` if set); else ``<release>-<chart name>``; cut to 63 characters, without
+    a trailing ``-``."""
+    override = values.get("fullnameOverride")
+    if override:
+        return str(override)[:63].rstrip("-")
+    name = str(values.get("nameOverride") or chart_name)
+    full = release_name if name in release_name else f"{release_name}-{name}"
+    return full[:63].rstrip("-")
+
+
+def operator_fullname(op: OperatorConfig) -> str:
+    """The AIPerf chart's ``aiperf-operator.fullname``: the name of its Deployment, its
+    ``<fullname>-benchmark`` Role and its ``<fullname>-results`` PVC."""
+    return helm_fullname(op.release_name, OPERATOR_CHART_NAME, op.values)
+
+
 def operator_env_patch(op: OperatorConfig, env: list[dict[str, str]]) -> dict[str, Any]:
-    """A server-side-apply patch of the operator Deployment carrying only ``env``."""
+    """A server-side-apply patch of the operator Deployment carrying only ``env``, forced."""
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": op.release_name, "namespace": op.namespace},
+        "metadata": {
+            "name": operator_fullname(op),
+            "namespace": op.namespace,
+            "annotations": {PATCH_FORCE_ANNOTATION: "true"},
+        },
         "spec": {"template": {"spec": {"containers": [{"name": OPERATOR_CONTAINER, "env": env}]}}},
     }
 
 
-def benchmark_rbac(namespace: str, operator_release_name: str) -> list[dict[str, Any]]:
-    """Role + RoleBinding the operator's benchmark pods need in one benchmark namespace
-    (as the chart's ``benchmark-rbac.yaml``: SA ``default`` reads pods, drives JobSets and AIPerfJobs)."""
-    name = f"{operator_release_name}-benchmark"
+def benchmark_service_accounts(entries: Iterable[JobEntry]) -> dict[str, list[str]]:
+    """Per namespace, the service accounts declared jobs run their pods as besides ``default``
+    (``podTemplate.serviceAccountName``), sorted."""
+    accounts: dict[str, set[str]] = {}
+    for entry in entries:
+        template = entry.spec.pod_template
+        name = template.service_account_name if template is not None else None
+        if name and name != "default":
+            accounts.setdefault(entry.namespace, set()).add(name)
+    return {ns: sorted(names) for ns, names in accounts.items()}
+
+
+def benchmark_rbac(namespace: str, fullname: str, service_accounts: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Role + RoleBinding the operator's benchmark pods need in one benchmark namespace, as the
+    chart's ``benchmark-rbac.yaml`` makes them: named ``<fullname>-benchmark`` (the operator
+    chart's fullname, :func:`operator_fullname`), reading pods, driving JobSets and AIPerfJobs,
+    bound to the namespace's ``default`` service account, which benchmark pods run as, and to
+    each other one declared jobs there run as (``service_accounts``)."""
+    name = f"{fullname}-benchmark"
     labels = {"app.kubernetes.io/part-of": "aiperf-kueue"}
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -297,33 +365,56 @@ def benchmark_rbac(namespace: str, operator_release_name: str) -> list[dict[str,
             },
         ],
     }
+    accounts = ["default", *sorted(set(service_accounts) - {"default"})]
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
+        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace} for sa in accounts],
     }
     return [role, binding]
 
 
-def kueue_fullname(release_name: str) -> str:
-    """The chart's ``kueue.fullname``: the release name if it contains "kueue", else ``<release>-kueue``."""
-    return release_name if "kueue" in release_name else f"{release_name}-kueue"
+def kueue_fullname(config: StackConfig) -> str:
+    """The Kueue chart's ``kueue.fullname`` (:func:`helm_fullname` with ``kueue.values``); the
+    release manifests' fixed ``kueue`` for ``source: manifests``, which takes no values."""
+    kueue = config.kueue
+    values = kueue.values if kueue.source == "helm" else {}
+    return helm_fullname(kueue.release_name, KUEUE_CHART_NAME, values)
 
 
 def readiness_gate(config: StackConfig, target: KueueTarget) -> dict[str, Any]:
-    """Settings of the readiness gate: what to wait for, and for how long."""
-    full = kueue_fullname(config.kueue.release_name)
+    """Settings of the readiness gate: what to wait for, for how long, and the digest of the
+    Kueue release whose change makes it wait again (:func:`kueue_release_digest`)."""
+    full = kueue_fullname(config)
     return {
         "namespace": config.kueue.namespace,
         "deployment": f"{full}-controller-manager",
         "webhook_service": f"{full}-webhook-service",
         "api_version": target.api,
         "kueue_version": target.version_text,
+        "release_digest": kueue_release_digest(config, target),
         "attempts": config.kueue.readiness.attempts,
         "interval_seconds": config.kueue.readiness.interval_seconds,
     }
+
+
+def local_chart_warning(config: StackConfig, project_dir: Path) -> str | None:
+    """The plan warning for a local operator chart that is not there: its ``values.schema.json``
+    cannot validate the merged values, and ``pulumi up`` would fail to render it. None for an
+    ``oci://`` (or other remote) chart, a chart that exists, or ``install: false``."""
+    op = config.operator
+    if not op.install or "://" in op.chart:
+        return None
+    chart = (project_dir / op.chart).resolve()
+    if chart.is_dir():
+        return None
+    return (
+        f"operator.chart: local chart {op.chart!r} not found (resolved to {chart}): the merged values were not "
+        "validated against its values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf "
+        "at the pinned commit there, or point operator.chart at the checkout"
+    )
 
 
 def sizing_env(config: StackConfig) -> dict[str, str]:

@@ -91,7 +91,8 @@ def cluster_queue(cq: ClusterQueue, plan: QueuePlan, cohort_name: str | None) ->
             ff = {k: (legacy[k] if v == "MayStopSearch" else v) for k, v in ff.items()}
         spec["flavorFungibility"] = ff
     if cq.fair_sharing is not None:
-        spec["fairSharing"] = {"weight": cq.fair_sharing.weight}
+        # As Kueue stores it ("0.5" → "500m"): the given text would show as a diff forever.
+        spec["fairSharing"] = {"weight": quantity.format_decimal(quantity.parse(cq.fair_sharing.weight))}
     if cq.stop_policy is not None:
         spec["stopPolicy"] = cq.stop_policy
     return {

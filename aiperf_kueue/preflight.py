@@ -36,10 +36,11 @@ from typing import Any, Literal
 
 from aiperf_kueue import manifests
 from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
 from aiperf_kueue.config.jobs import JobEntry
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, DEFAULT_QUEUE_ANNOTATION, QUEUE_NAME_LABEL, KueueTarget
-from aiperf_kueue.submit import benchmark_namespaces, namespace_annotations, namespace_queue
+from aiperf_kueue.submit import benchmark_namespaces, default_queue, namespace_annotations, namespace_queue
 
 #: The operator's name for the check (the ``Pre-flight failed: <check>: <message>`` prefix).
 CHECK_NAME = "Kueue Queue"
@@ -164,6 +165,10 @@ class Check:
     sweep: str | None = None
     """The sweep a declared job is a point of."""
 
+    mismatch: str | None = None
+    """Why a passing check misleads (the annotation names a queue the operator won't stamp), with
+    the fix: a plan warning even on PASS."""
+
     @property
     def subject(self) -> str:
         """``AIPerfJob bench/llama-latency`` or ``aiperf kube profile -n bench ...``."""
@@ -193,9 +198,10 @@ def stack_cluster(config: StackConfig) -> Cluster:
     ``kueue.install`` is false), one or two LocalQueues and the annotation per namespace."""
     local_queues: dict[str, tuple[str, ...]] = {}
     annotations: dict[str, dict[str, str]] = {}
+    default = default_queue(config)
     for _, _, ns in benchmark_namespaces(config):
         local_queues[ns.name] = tuple(manifests.local_queue_names(ns))
-        annotations[ns.name] = namespace_annotations(ns, config.operator)
+        annotations[ns.name] = namespace_annotations(ns, default)
     return Cluster(kueue_installed=True, local_queues=local_queues, annotations=annotations)
 
 
@@ -205,18 +211,20 @@ def stack_checks(
     """The check for every declared AIPerfJob whose namespace is a benchmark namespace, then per
     namespace for ``aiperf kube profile`` with the exported arguments and without ``--queue-name``."""
     cluster = cluster or stack_cluster(config)
+    default = default_queue(config)
+    unrouted = _unrouted(config, default)
     namespaces = {ns.name: (path, cq, ns) for path, cq, ns in benchmark_namespaces(config)}
     checks: list[Check] = []
     for entry in entries:
         if entry.namespace not in namespaces:
             continue  # the admission check reports the unknown namespace
         _, cq, ns = namespaces[entry.namespace]
-        queue = entry.queue or namespace_queue(ns, config.operator)
+        queue = entry.queue or namespace_queue(ns, default)
         outcome = check_kueue_queue(entry.namespace, queue, cluster)
         then = _queued(queue, cq)
         checks.append(Check("AIPerfJob", entry.namespace, queue, entry.origin, outcome, then, entry.name, entry.sweep))
     for path, cq, ns in benchmark_namespaces(config):
-        queue = namespace_queue(ns, config.operator)
+        queue = namespace_queue(ns, default)
         checks.append(
             Check(
                 "aiperf kube profile",
@@ -227,14 +235,17 @@ def stack_checks(
                 _queued(queue, cq),
             )
         )
+        unlabelled = _unlabelled(config, default, ns.name, cluster.local_queues.get(ns.name, ()), cq, target)
+        outcome = check_kueue_queue(ns.name, None, cluster)
         checks.append(
             Check(
                 "aiperf kube profile without --queue-name",
                 ns.name,
                 None,
                 (*path, "defaultQueueAnnotation"),
-                check_kueue_queue(ns.name, None, cluster),
-                _unlabelled(config, ns.name, cluster.local_queues.get(ns.name, ()), cq, target),
+                outcome,
+                unlabelled,
+                mismatch=_mismatch(unrouted, ns.name, cluster, outcome, unlabelled),
             )
         )
     return tuple(checks)
@@ -248,14 +259,24 @@ def _queued(queue: str, cluster_queue: str) -> str:
 
 
 def _unlabelled(
-    config: StackConfig, namespace: str, local_queues: Sequence[str], cluster_queue: str, target: KueueTarget
+    config: StackConfig,
+    default: str | None,
+    namespace: str,
+    local_queues: Sequence[str],
+    cluster_queue: str,
+    target: KueueTarget,
 ) -> str:
-    """Where a job without ``spec.scheduling.queueName`` ends up: the annotation routes nothing."""
-    default_queue = config.operator.default_queue
-    if default_queue:
+    """Where a job without ``spec.scheduling.queueName`` ends up: the annotation routes nothing,
+    the operator's env default ``default`` does."""
+    if default:
+        how = (
+            "operator.defaultQueue"
+            if config.operator.default_queue_setting != DEFAULT_QUEUE_AUTO
+            else "operator.defaultQueue: auto, the LocalQueue every benchmark namespace has"
+        )
         return (
-            f"the operator labels the JobSet {QUEUE_NAME_LABEL}={default_queue} (operator.defaultQueue) and "
-            f"creates it suspended; Kueue admits it through LocalQueue {default_queue} (ClusterQueue {cluster_queue})"
+            f"the operator labels the JobSet {QUEUE_NAME_LABEL}={default} ({how}) and "
+            f"creates it suspended; Kueue admits it through LocalQueue {default} (ClusterQueue {cluster_queue})"
         )
     if DEFAULT_LOCAL_QUEUE in local_queues and target.default_local_queue_defaulting:
         # Kueue's job webhook defaults the queue label to a LocalQueue named "default", then
@@ -272,6 +293,40 @@ def _unlabelled(
     return (
         "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the "
         f"operator routes by the annotation); pass --queue-name {local_queues[0] if local_queues else '<queue-name>'}"
+    )
+
+
+def _unrouted(config: StackConfig, default: str | None) -> tuple[str, str] | None:
+    """Why the operator stamps no queue label, and the fix; None when it has an env default."""
+    if default:
+        return None
+    if config.operator.default_queue_setting == DEFAULT_QUEUE_AUTO:
+        names = sorted({ns.local_queue for _, _, ns in benchmark_namespaces(config)})
+        return (
+            f"operator.defaultQueue is auto, and the benchmark namespaces share no LocalQueue "
+            f"(localQueue: {', '.join(names)})",
+            "give every benchmark namespace the same localQueue, or set operator.defaultQueue to a LocalQueue "
+            "each of them has, or set defaultQueueAnnotation: false here",
+        )
+    return (
+        "operator.defaultQueue is off",
+        "set operator.defaultQueue (auto, or a LocalQueue every benchmark namespace has), or set "
+        "defaultQueueAnnotation: false here",
+    )
+
+
+def _mismatch(
+    unrouted: tuple[str, str] | None, namespace: str, cluster: Cluster, outcome: Outcome, then: str
+) -> str | None:
+    """The warning for an annotated namespace whose annotation promises a queue the operator won't
+    stamp (``unrouted``: no env default): the preflight passes, and the job goes where ``then`` says."""
+    promised = cluster.annotations.get(namespace, {}).get(DEFAULT_QUEUE_ANNOTATION)
+    if unrouted is None or promised is None or outcome.status != "PASS":
+        return None
+    why, fix = unrouted
+    return (
+        f"namespace {namespace} is annotated {DEFAULT_QUEUE_ANNOTATION}={promised}, so AIPerf's preflight passes "
+        f"jobs without a queue there, but the operator stamps no queue label ({why}): {then}. Fix: {fix}"
     )
 
 
@@ -294,10 +349,16 @@ def problems(checks: Sequence[Check]) -> list[Problem]:
 
 
 def warnings(checks: Sequence[Check]) -> list[str]:
-    """Every WARN, with its fix, as a plan warning at the config key that decides it."""
-    return [
-        f'{key_path(*c.origin)}: AIPerf preflight WARN for {c.subject}: "{c.outcome.message}" Fix: {c.outcome.fix}'
-        + (" (or set defaultQueueAnnotation: true)" if c.kind == "aiperf kube profile without --queue-name" else "")
-        for c in checks
-        if c.outcome.status == "WARN"
-    ]
+    """Every WARN with its fix, and every misleading PASS (:attr:`Check.mismatch`), as a plan
+    warning at the config key that decides it, in check order."""
+    out: list[str] = []
+    for c in checks:
+        if c.outcome.status == "WARN":
+            unlabelled = c.kind == "aiperf kube profile without --queue-name"
+            out.append(
+                f'{key_path(*c.origin)}: AIPerf preflight WARN for {c.subject}: "{c.outcome.message}" '
+                f"Fix: {c.outcome.fix}" + (" (or set defaultQueueAnnotation: true)" if unlabelled else "")
+            )
+        if c.mismatch is not None:
+            out.append(f"{key_path(*c.origin)}: {c.mismatch}")
+    return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import http.client
 import json
 import os
@@ -40,6 +41,7 @@ import yaml
 from aiperf_kueue.kueue import GROUP
 
 __all__ = [
+    "MAX_INTERVAL_SECONDS",
     "STEPS",
     "STEP_DEPLOYMENT",
     "STEP_DRY_RUN",
@@ -51,6 +53,7 @@ __all__ = [
     "StepReport",
     "from_kubeconfig",
     "in_cluster",
+    "is_kubeconfig_contents",
     "load_api_server",
     "wait_for_kueue",
 ]
@@ -70,6 +73,11 @@ _USER_AGENT = "aiperf-kueue-readiness"
 # start, but a hung plugin must not hang `pulumi up` forever.
 _EXEC_TIMEOUT_SECONDS = 60.0
 _BODY_EXCERPT = 300
+#: Longest wait between two tries of a step, in seconds: the backoff doubles up to it. Config
+#: (``kueue.readiness.intervalSeconds``) and the gate's ``check`` refuse a first interval above it.
+MAX_INTERVAL_SECONDS = 10.0
+#: How errors name a kubeconfig given as contents: never the contents, which hold credentials.
+INLINE_KUBECONFIG = "<inline kubeconfig>"
 
 
 class KubeconfigError(Exception):
@@ -110,7 +118,9 @@ class ApiServer:
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None) -> ApiServer:
         """Settings of ``context`` (default: ``current-context``) in a kubeconfig.
 
-        ``path`` defaults to ``$KUBECONFIG`` (a ``os.pathsep``-separated list,
+        ``path`` is a kubeconfig path or, as ``kubernetes:kubeconfig`` may be, its contents
+        (YAML or JSON; see :func:`is_kubeconfig_contents`). Errors never quote contents.
+        It defaults to ``$KUBECONFIG`` (a ``os.pathsep``-separated list,
         merged the way kubectl does: the first file naming an entry wins) and then
         ``~/.kube/config``. Exec credential plugins are run once, here;
         ``auth-provider`` and basic auth are rejected with a :class:`KubeconfigError`.
@@ -192,8 +202,8 @@ def in_cluster() -> ApiServer:
 def load_api_server(kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None) -> ApiServer:
     """A kubeconfig if one is given or present, else the in-cluster service account.
 
-    The order kubectl and the Pulumi Kubernetes provider use: an explicit path,
-    ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster.
+    The order kubectl and the Pulumi Kubernetes provider use: an explicit path (or the
+    kubeconfig's contents), ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster.
     """
     if kubeconfig is not None or os.environ.get("KUBECONFIG") or (Path.home() / ".kube" / "config").exists():
         return ApiServer.from_kubeconfig(kubeconfig, context)
@@ -206,7 +216,26 @@ def load_api_server(kubeconfig: str | os.PathLike[str] | None = None, context: s
 class _Entry:
     body: Mapping[str, Any]
     base: Path  # directory of the kubeconfig file that defined it: relative paths resolve against it
-    source: Path
+    source: str  # how errors name that kubeconfig: its path, or INLINE_KUBECONFIG
+
+
+def is_kubeconfig_contents(value: str | os.PathLike[str]) -> bool:
+    """Whether a kubeconfig setting holds the file's contents rather than its path.
+
+    ``kubernetes:kubeconfig`` takes either (the provider reads an existing file, else parses the
+    value). An existing file wins; otherwise a value with a line break (YAML) or starting with
+    ``{`` (JSON, or flow YAML) is contents, and anything else a path (so a mistyped path is
+    reported as a missing file, by its name).
+    """
+    if not isinstance(value, str):
+        return False
+    if "\n" not in value:
+        try:
+            if Path(value).expanduser().is_file():
+                return False
+        except (OSError, ValueError):  # too long, or a NUL: not a usable path
+            pass
+    return "\n" in value or value.lstrip().startswith("{")
 
 
 def _kubeconfig_paths(path: str | os.PathLike[str] | None) -> list[Path]:
@@ -234,29 +263,55 @@ def _load_kubeconfig_file(path: Path) -> Mapping[str, Any]:
         doc = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as err:
         raise KubeconfigError(f"{path}: not a readable kubeconfig: {err}") from err
+    return _kubeconfig_mapping(doc, str(path))
+
+
+def _load_kubeconfig_contents(text: str) -> Mapping[str, Any]:
+    """Parse inline contents; an error says where, never what (a snippet could be a token)."""
+    if text.lstrip().startswith("{"):
+        with contextlib.suppress(json.JSONDecodeError):  # flow-style YAML is not always JSON
+            return _kubeconfig_mapping(json.loads(text), INLINE_KUBECONFIG)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "an unknown position"
+        raise KubeconfigError(
+            f"{INLINE_KUBECONFIG}: kubernetes:kubeconfig is neither an existing file nor a YAML or JSON "
+            f"kubeconfig (parse error at {where})"
+        ) from None
+    return _kubeconfig_mapping(doc, INLINE_KUBECONFIG)
+
+
+def _kubeconfig_mapping(doc: Any, source: str) -> Mapping[str, Any]:
     if doc is None:
         return {}
     if not isinstance(doc, Mapping):
-        raise KubeconfigError(f"{path}: not a kubeconfig (top level is not a mapping)")
+        raise KubeconfigError(f"{source}: not a kubeconfig (top level is not a mapping)")
     return doc
 
 
+def _kubeconfig_docs(path: str | os.PathLike[str] | None) -> list[tuple[Mapping[str, Any], Path, str]]:
+    """Each kubeconfig document with the directory its relative paths start from and its name in errors."""
+    if path is not None and is_kubeconfig_contents(path):
+        # Inline contents have no file of their own: relative paths start where the program runs.
+        return [(_load_kubeconfig_contents(str(path)), Path.cwd(), INLINE_KUBECONFIG)]
+    return [(_load_kubeconfig_file(f), f.parent, str(f)) for f in _kubeconfig_paths(path)]
+
+
 def _from_kubeconfig(path: str | os.PathLike[str] | None, context: str | None) -> ApiServer:
-    files = _kubeconfig_paths(path)
+    docs = _kubeconfig_docs(path)
     tables: dict[str, dict[str, _Entry]] = {"clusters": {}, "users": {}, "contexts": {}}
     body_key = {"clusters": "cluster", "users": "user", "contexts": "context"}
     current: str | None = None
-    for file in files:
-        doc = _load_kubeconfig_file(file)
+    for doc, base, source in docs:
         current = current or doc.get("current-context") or None
         for table, entries in tables.items():
             for item in doc.get(table) or []:
                 if isinstance(item, Mapping) and isinstance(item.get("name"), str):
                     body = item.get(body_key[table])
-                    entries.setdefault(
-                        item["name"], _Entry(body if isinstance(body, Mapping) else {}, file.parent, file)
-                    )
-    where = ", ".join(str(f) for f in files)
+                    entries.setdefault(item["name"], _Entry(body if isinstance(body, Mapping) else {}, base, source))
+    where = ", ".join(source for _, _, source in docs)
     name = context or current
     if not name:
         raise KubeconfigError(f"{where}: no context given and current-context is not set")
@@ -742,7 +797,7 @@ def wait_for_kueue(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     *,
-    max_interval: float = 10.0,
+    max_interval: float = MAX_INTERVAL_SECONDS,
     deadline: float | None = 300.0,
     match_pod_ips: bool = True,
     log: Callable[[str], None] | None = None,

@@ -46,7 +46,14 @@ class StackPlan:
         return [c.as_dict() for c in self.preflight]
 
     def jobs_table(self) -> list[dict[str, Any]]:
-        """Per job: where it goes, what it asks for, where it lands, how many fit at once."""
+        """Per job: where it goes, what it asks for, where it lands, how many fit at once.
+
+        ``requests`` is what Kueue charges the job, all podSets together: CPU and memory (and
+        any other covered resource the pods request), plus ``pods`` only when
+        ``queues.coveredResources`` covers pods (then one per pod), since only then does Kueue
+        count pods against quota. ``fitOnNominal`` is ``None`` (unlimited) for a job that
+        requests nothing.
+        """
         return [_job_row(a, self.config) for a in self.jobs.admissions]
 
 
@@ -60,7 +67,7 @@ def _job_row(admission: JobAdmission, config: StackConfig) -> dict[str, Any]:
         "priorityClass": entry.priority_class or config.operator.default_priority_class,
         "pods": sum(ps.count for ps in shape.pod_sets),
         "workers": shape.total_workers,
-        "requests": canonical(shape.totals),
+        "requests": canonical(placed.requests),
         "flavor": list(placed.flavors),
         "fits": placed.fits,
         "borrowing": placed.borrowing,

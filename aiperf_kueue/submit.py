@@ -6,31 +6,52 @@ Three routes bind an AIPerfJob to a LocalQueue (AIPerf's "Kueue Integration" pag
 ``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME`` (``operator.defaultQueue``), and the namespace
 annotation ``kueue.x-k8s.io/default-queue-name``. Only the first two put the
 ``kueue.x-k8s.io/queue-name`` label on the JobSet; the annotation is read by AIPerf's
-preflight alone (aiperf NOTES §2, §4, §6.3). This module keeps all three naming one queue.
+preflight alone (aiperf NOTES §2, §4, §6.3). This module keeps all three naming one queue:
+:func:`default_queue` is the env default, and the annotation and a declared job's queue follow it.
 """
 
 from __future__ import annotations
 
 import shlex
 
+from aiperf_kueue import manifests
 from aiperf_kueue.config import Namespace, StackConfig
-from aiperf_kueue.config.installs import OperatorConfig
+from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO, OperatorConfig
 from aiperf_kueue.kueue import DEFAULT_QUEUE_ANNOTATION
 
 #: The CLI command that submits one AIPerfJob (``aiperf kube profile``).
 PROFILE_COMMAND = ("aiperf", "kube", "profile")
 
 
-def namespace_queue(ns: Namespace, op: OperatorConfig) -> str:
+def shared_local_queue(config: StackConfig) -> str | None:
+    """The LocalQueue every benchmark namespace has: their ``localQueue`` if they all share it,
+    else ``default`` if each has one (``defaultQueue: true``), else None (or no namespaces)."""
+    namespaces = [ns for _, _, ns in benchmark_namespaces(config)]
+    if not namespaces:
+        return None
+    everywhere = set.intersection(*(set(manifests.local_queue_names(ns)) for ns in namespaces))
+    return next((q for q in manifests.local_queue_names(namespaces[0]) if q in everywhere), None)
+
+
+def default_queue(config: StackConfig) -> str | None:
+    """The operator's env default queue (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME``), or None:
+    ``operator.defaultQueue`` as named, :func:`shared_local_queue` for ``auto``, None when off."""
+    if config.operator.default_queue_setting == DEFAULT_QUEUE_AUTO:
+        return shared_local_queue(config)
+    return config.operator.default_queue
+
+
+def namespace_queue(ns: Namespace, default: str | None) -> str:
     """The LocalQueue a job in ``ns`` lands in when it names none: the operator's env default
-    (``operator.defaultQueue``, which the planner requires in every namespace), else the
-    namespace's own ``localQueue``. The same rule picks a declared job's queue."""
-    return op.default_queue or ns.local_queue
+    ``default`` (:func:`default_queue`, a LocalQueue of every namespace), else the namespace's own
+    ``localQueue``. The same rule picks a declared job's queue."""
+    return default or ns.local_queue
 
 
-def namespace_annotations(ns: Namespace, op: OperatorConfig) -> dict[str, str]:
-    """``{kueue.x-k8s.io/default-queue-name: <queue>}`` when ``defaultQueueAnnotation`` is on, else ``{}``."""
-    return {DEFAULT_QUEUE_ANNOTATION: namespace_queue(ns, op)} if ns.default_queue_annotation else {}
+def namespace_annotations(ns: Namespace, default: str | None) -> dict[str, str]:
+    """``{kueue.x-k8s.io/default-queue-name: <queue>}`` when ``defaultQueueAnnotation`` is on, else ``{}``;
+    ``<queue>`` is :func:`namespace_queue` with the env default ``default``."""
+    return {DEFAULT_QUEUE_ANNOTATION: namespace_queue(ns, default)} if ns.default_queue_annotation else {}
 
 
 def annotation_command(namespace: str) -> str:
@@ -49,24 +70,25 @@ def cli_priority_class(op: OperatorConfig) -> str | None:
     return op.default_priority_class
 
 
-def profile_args(ns: Namespace, op: OperatorConfig, image: str) -> list[str]:
-    """``aiperf kube profile`` arguments that submit into ``ns`` through this platform's queue.
+def profile_args(ns: Namespace, op: OperatorConfig, image: str, default: str | None) -> list[str]:
+    """``aiperf kube profile`` arguments that submit into ``ns`` through this platform's queue
+    (``default``: the operator's env default queue, :func:`default_queue`).
 
     Flags checked against ``KubeOptions`` in ``src/aiperf/config/kube.py@23bae68f``
     (ai-dynamo/aiperf): ``-n/--namespace``, ``--image`` (required there, no default),
     ``--queue-name`` and ``--priority-class`` (group "Kubernetes Scheduling"). The benchmark's
     own flags (``--url``, ``--model``, ...) follow them.
     """
-    args = [*PROFILE_COMMAND, "--namespace", ns.name, "--image", image, "--queue-name", namespace_queue(ns, op)]
+    args = [*PROFILE_COMMAND, "--namespace", ns.name, "--image", image, "--queue-name", namespace_queue(ns, default)]
     priority = cli_priority_class(op)
     if priority is not None:
         args += ["--priority-class", priority]
     return args
 
 
-def profile_command(ns: Namespace, op: OperatorConfig, image: str) -> str:
+def profile_command(ns: Namespace, op: OperatorConfig, image: str, default: str | None) -> str:
     """:func:`profile_args` as one shell-quoted command line."""
-    return shlex.join(profile_args(ns, op, image))
+    return shlex.join(profile_args(ns, op, image, default))
 
 
 def benchmark_namespaces(config: StackConfig) -> list[tuple[tuple[str | int, ...], str, Namespace]]:

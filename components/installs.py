@@ -8,9 +8,45 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi.runtime import is_config_secret
 
 from aiperf_kueue.installs import HelmRelease
+from aiperf_kueue.readiness import is_kubeconfig_contents
 from components.readiness import KueueReadinessGate, KueueReadinessGateArgs
+
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+PVC_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
+_PROTECT = pulumi.ResourceOptions(protect=True)
+_RETAIN = pulumi.ResourceOptions(retain_on_delete=True)
+
+
+# helm.v4.Chart manages its CRDs and PVCs as plain children, and Pulumi does not honour Helm's
+# `helm.sh/resource-policy: keep`: without these, a destroy or `install: false` deletes them.
+# Resource transforms reach them. Pulumi docs (pulumi.com/docs/iac/concepts/options/transforms):
+# "The transforms resource option provides a list of transforms to apply to a resource and all of
+# its children", e.g. "to add other resource options (such as ignoreChanges or protect)"; and
+# (.../options/transformations) "Transforms support modifying child resources of packaged
+# components". The Chart v4 reference (pulumi-kubernetes provider/pkg/gen/examples/overlays/chartV4.md):
+# rendering each object as a resource "allows you to apply Pulumi Transformations and Pulumi
+# Policies to the Kubernetes resources". A ResourceTransformResult's opts set protect and
+# retain_on_delete. Under mocks no transform runs (pulumi NOTES §3): plain functions, tested directly.
+def protect_crds(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """Protect a chart's CustomResourceDefinitions: deleting one deletes every object of its kind."""
+    if args.type_ != CRD_TYPE:
+        return None
+    return pulumi.ResourceTransformResult(args.props, pulumi.ResourceOptions.merge(args.opts, _PROTECT))
+
+
+def retain_volumes(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """Keep a chart's PersistentVolumeClaims in the cluster when they leave the stack: they hold results."""
+    if args.type_ != PVC_TYPE:
+        return None
+    return pulumi.ResourceTransformResult(args.props, pulumi.ResourceOptions.merge(args.opts, _RETAIN))
+
+
+def chart_transforms(protect_crds_too: bool) -> list[pulumi.ResourceTransform]:
+    """What keeps a chart's results: its PVCs always retained, its CRDs protected unless turned off."""
+    return [retain_volumes, *([protect_crds] if protect_crds_too else [])]
 
 
 def _namespace(name: str, namespace: str, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
@@ -32,12 +68,17 @@ def _chart(name: str, release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s
 
 
 def _with_provider_cluster(gate: KueueReadinessGateArgs) -> KueueReadinessGateArgs:
-    """Wait on the cluster the Kubernetes provider deploys to: its ``kubernetes:context`` and,
-    when it is a path rather than inline YAML, its ``kubernetes:kubeconfig``."""
+    """Wait on the cluster the Kubernetes provider deploys to: its ``kubernetes:context`` and its
+    ``kubernetes:kubeconfig``, a path or the contents (YAML or JSON). Contents, and a value
+    stack config keeps secret, reach the gate as a Pulumi secret: they hold credentials."""
     provider = pulumi.Config("kubernetes")
-    kubeconfig = gate.kubeconfig or provider.get("kubeconfig")
-    if kubeconfig is not None and "\n" in kubeconfig:
-        kubeconfig = None  # inline contents: the gate falls back to $KUBECONFIG, as kubectl would
+    kubeconfig: pulumi.Input[str] | None = gate.kubeconfig
+    if kubeconfig is None:
+        value = provider.get("kubeconfig")
+        if value is not None and (is_kubeconfig_contents(value) or is_config_secret("kubernetes:kubeconfig")):
+            kubeconfig = pulumi.Output.secret(value)
+        else:
+            kubeconfig = value
     return dataclasses.replace(gate, kubeconfig=kubeconfig, context=gate.context or provider.get("context"))
 
 
@@ -109,6 +150,8 @@ class JobSetInstallArgs:
     """The JobSet chart."""
 
     release: HelmRelease
+    protect_crds: bool = True
+    """Protect the chart's CRDs (``jobset.protectCrds``): deleting the JobSet CRD deletes every JobSet."""
 
 
 class JobSetInstall(pulumi.ComponentResource):
@@ -117,7 +160,11 @@ class JobSetInstall(pulumi.ComponentResource):
     def __init__(self, name: str, args: JobSetInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aiperf-kueue:index:JobSetInstall", name, None, opts)
         ns = _namespace(f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self))
-        self.chart = _chart(f"{name}-chart", args.release, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        self.chart = _chart(
+            f"{name}-chart",
+            args.release,
+            pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=chart_transforms(args.protect_crds)),
+        )
         self.register_outputs({"chart": args.release.as_dict()})
 
 
@@ -128,6 +175,8 @@ class AIPerfOperatorArgs:
     release: HelmRelease
     env_patch: dict[str, Any]
     after: list[pulumi.Resource]
+    protect_crds: bool = True
+    """Protect the chart's CRDs (``operator.protectCrds``): deleting the AIPerfJob CRD deletes every AIPerfJob."""
 
 
 class AIPerfOperator(pulumi.ComponentResource):
@@ -137,14 +186,25 @@ class AIPerfOperator(pulumi.ComponentResource):
     patch of its Deployment sets them: visible in the plan and in every diff.
     """
 
+    env_patch: k8s.apps.v1.DeploymentPatch
+    """Depend on this, not only on the chart: the env it sets is the sizing and default queue the
+    admission proof assumes, and a job created before it would get the image's defaults."""
+
     def __init__(self, name: str, args: AIPerfOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aiperf-kueue:index:AIPerfOperator", name, None, opts)
-        ns = _namespace(f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self))
+        # Retained: the chart's results PVC lives here, and deleting the namespace would delete it.
+        ns = _namespace(
+            f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self, retain_on_delete=True)
+        )
         self.chart = _chart(
-            f"{name}-chart", args.release, pulumi.ResourceOptions(parent=self, depends_on=[ns, *args.after])
+            f"{name}-chart",
+            args.release,
+            pulumi.ResourceOptions(
+                parent=self, depends_on=[ns, *args.after], transforms=chart_transforms(args.protect_crds)
+            ),
         )
         patch = args.env_patch
-        k8s.apps.v1.DeploymentPatch(
+        self.env_patch = k8s.apps.v1.DeploymentPatch(
             f"{name}-env",
             metadata=patch["metadata"],
             spec=patch["spec"],

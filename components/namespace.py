@@ -23,7 +23,9 @@ class BenchmarkNamespaceArgs:
     create: bool = True
     retain_on_delete: bool = True
     rbac: list[dict[str, Any]] = field(default_factory=list)
-    """The operator's benchmark Role and RoleBinding in this namespace (none without the operator)."""
+    """The benchmark Role and RoleBinding the operator's benchmark pods need in this namespace.
+    Declared with ``operator.install: false`` too: the operator, wherever it is installed, runs
+    its benchmarks here, and its chart makes this RBAC only in namespaces it is told about."""
     after: list[pulumi.Resource] = field(default_factory=list)
     """What the LocalQueues wait for: the Kueue readiness gate."""
 

@@ -18,7 +18,8 @@ class PriorityClassesArgs:
 
     classes: list[dict[str, Any]]
     after: list[pulumi.Resource] = field(default_factory=list)
-    """What every class waits for: the Kueue readiness gate."""
+    """What every class waits for: the Kueue readiness gate and the ClusterQueues (the documented
+    order: ResourceFlavors, Cohort, ClusterQueues, then LocalQueues and WorkloadPriorityClasses)."""
 
 
 class PriorityClasses(pulumi.ComponentResource):

@@ -24,7 +24,7 @@ class KueueQueuesArgs:
 
 
 class KueueQueues(pulumi.ComponentResource):
-    """Flavors first, then the Cohort, then ClusterQueues that depend on both."""
+    """Flavors first, then the Cohort (after the flavors), then ClusterQueues that depend on both."""
 
     cluster_queues: dict[str, KubeObject]
     """ClusterQueue resources by name, for LocalQueues to depend on."""
@@ -35,7 +35,10 @@ class KueueQueues(pulumi.ComponentResource):
         flavors = [KubeObject(f"{name}-flavor-{m['metadata']['name']}", m, child) for m in args.flavors]
         before: list[pulumi.Resource] = [*args.after, *flavors]
         if args.cohort is not None:
-            before.append(KubeObject(f"{name}-cohort-{args.cohort['metadata']['name']}", args.cohort, child))
+            # The documented order as real edges: flavors, then the Cohort, then ClusterQueues
+            # (and the reverse on destroy).
+            cohort = pulumi.ResourceOptions(parent=self, depends_on=list(before))
+            before.append(KubeObject(f"{name}-cohort-{args.cohort['metadata']['name']}", args.cohort, cohort))
         self.cluster_queues = {
             m["metadata"]["name"]: KubeObject(
                 f"{name}-cq-{m['metadata']['name']}",

@@ -4,8 +4,8 @@ A Helm release that reports success, or a Deployment at 1/1 Ready, is not a
 webhook that answers: ClusterQueue and ResourceFlavor creates fail for another
 10–30 s (kueue NOTES). :class:`KueueReadinessGate` runs
 :func:`aiperf_kueue.readiness.wait_for_kueue` on create — only on ``pulumi up``,
-never on preview or under mocks — and again whenever the Kueue version or the
-watched objects change.
+never on preview or under mocks — and again whenever the Kueue version, its chart
+and values (a digest), or the watched objects change.
 """
 
 from __future__ import annotations
@@ -25,12 +25,21 @@ class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):
     class attribute or imported inside the method that needs it.
     """
 
-    #: Nothing secret is captured, so keep the pickled provider readable in state.
+    #: Nothing secret is captured (a kubeconfig's contents arrive as an input, a Pulumi secret),
+    #: so keep the pickled provider readable in state.
     serialize_as_secret_always = False
 
-    #: Inputs naming *which* Kueue is gated: a change means a different (or
-    #: upgraded) Kueue whose webhook must be waited for again, so replace.
-    REPLACE_ON: ClassVar[tuple[str, ...]] = ("kueueVersion", "namespace", "deployment", "webhookService", "apiVersion")
+    #: Inputs naming *which* Kueue is gated: a change means a different, upgraded or
+    #: reconfigured Kueue (``releaseDigest``: a new manager configuration restarts the
+    #: controller) whose webhook must be waited for again, so replace.
+    REPLACE_ON: ClassVar[tuple[str, ...]] = (
+        "kueueVersion",
+        "releaseDigest",
+        "namespace",
+        "deployment",
+        "webhookService",
+        "apiVersion",
+    )
     #: Inputs that only tune how to wait or connect: updated in place, no new wait.
     TUNING: ClassVar[tuple[str, ...]] = ("kubeconfig", "context", "attempts", "intervalSeconds", "timeoutSeconds")
     #: Outputs of a wait, carried over by ``update``.
@@ -45,10 +54,20 @@ class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):
         attempts = news.get("attempts")
         if not isinstance(attempts, int | float) or attempts < 1 or int(attempts) != attempts:
             failures.append(pulumi.dynamic.CheckFailure("attempts", f"attempts must be an integer ≥ 1, got {attempts}"))
+        from aiperf_kueue.readiness import MAX_INTERVAL_SECONDS
+
         for key in ("intervalSeconds", "timeoutSeconds"):
             value = news.get(key)
             if not isinstance(value, int | float) or value <= 0:
                 failures.append(pulumi.dynamic.CheckFailure(key, f"{key} must be a number > 0, got {value}"))
+        interval = news.get("intervalSeconds")
+        if isinstance(interval, int | float) and interval > MAX_INTERVAL_SECONDS:
+            failures.append(
+                pulumi.dynamic.CheckFailure(
+                    "intervalSeconds",
+                    f"intervalSeconds must be <= {MAX_INTERVAL_SECONDS:g} (the backoff cap), got {interval}",
+                )
+            )
         return pulumi.dynamic.CheckResult(news, failures)
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
@@ -65,6 +84,7 @@ class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):
             # The engine hands numbers over as floats.
             attempts=int(props["attempts"]),
             interval=float(props["intervalSeconds"]),
+            max_interval=readiness.MAX_INTERVAL_SECONDS,
             deadline=float(props["timeoutSeconds"]),
         )
         outs = {
@@ -104,8 +124,12 @@ class KueueReadinessGateArgs:
     """``kueue.x-k8s.io`` version of the dry-run ResourceFlavor: ``v1beta1`` before Kueue 0.15."""
     kueue_version: pulumi.Input[str]
     """The installed Kueue release; a change replaces the gate, i.e. waits again after an upgrade."""
-    kubeconfig: str | None = None
-    """Kubeconfig *path*; None: ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster.
+    release_digest: str | None = None
+    """Digest of the installed chart and its values (or release manifests); a change replaces the
+    gate, i.e. waits again after a reconfiguration restarts Kueue. None: Kueue managed elsewhere."""
+    kubeconfig: pulumi.Input[str] | None = None
+    """Kubeconfig path or contents (YAML or JSON, pass those as a Pulumi secret); None:
+    ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster.
 
     Use the same cluster and context as the Kubernetes provider that installs Kueue.
     """
@@ -146,6 +170,7 @@ class KueueReadinessGate(pulumi.dynamic.Resource, module="aiperf-kueue", name="K
             "webhookService": args.webhook_service,
             "apiVersion": args.api_version,
             "kueueVersion": args.kueue_version,
+            "releaseDigest": args.release_digest,
             "kubeconfig": args.kubeconfig,
             "context": args.context,
             "attempts": args.attempts,
@@ -156,7 +181,13 @@ class KueueReadinessGate(pulumi.dynamic.Resource, module="aiperf-kueue", name="K
             "attempts_per_step": None,
             "elapsed_seconds": None,
         }
-        super().__init__(KueueReadinessProvider(), name, props, opts)
+        # Kubeconfig contents hold credentials: secret in state whatever the input's secretness.
+        # replaceOnChanges repeats what the provider's diff decides, so that a preview (and the
+        # offline diff, which sees only options) says "replace" before the provider is asked.
+        own = pulumi.ResourceOptions(
+            additional_secret_outputs=["kubeconfig"], replace_on_changes=list(KueueReadinessProvider.REPLACE_ON)
+        )
+        super().__init__(KueueReadinessProvider(), name, props, pulumi.ResourceOptions.merge(opts, own))
 
     def translate_output_property(self, prop: str) -> str:
         """Engine property names (camelCase, as in state) → Python attribute names."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from offline.engine import run_program
 from offline.report import clean
-from tests.support import COMMITTED_STACKS, by_name, committed_run
+from tests.support import COMMITTED_STACKS, by_name, committed_run, stack_values
 
 PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}
 
@@ -153,3 +154,32 @@ def test_every_kubernetes_object_has_an_explicit_name(stack: str) -> None:
     for r in committed_run(stack).resources:
         if r["type"].startswith("kubernetes:") and "kind" in r["inputs"]:
             assert r["inputs"]["metadata"]["name"], f"{r['name']} would be auto-named"
+
+
+def test_the_documented_order_is_real_edges() -> None:
+    # ResourceFlavors -> Cohort -> ClusterQueues -> LocalQueues and WorkloadPriorityClasses, all after the gate.
+    resources = by_name(committed_run("prod"))
+    urn = {n: r["urn"] for n, r in resources.items()}
+    flavors = [urn[f"queues-flavor-{f}"] for f in ("cpu", "gpu-h100", "gpu-a100")]
+    cluster_queues = [urn[f"queues-cq-{cq}"] for cq in ("team-a", "team-b", "research")]
+    assert resources["queues-cohort-benchmarks"]["dependsOn"] == sorted([urn["kueue-ready"], *flavors])
+    for name in ("queues-flavor-cpu", "queues-flavor-gpu-h100", "queues-flavor-gpu-a100"):
+        assert resources[name]["dependsOn"] == [urn["kueue-ready"]]
+    for cq in ("team-a", "team-b", "research"):
+        assert urn["queues-cohort-benchmarks"] in resources[f"queues-cq-{cq}"]["dependsOn"]
+    for wpc in ("priorities-benchmark-high", "priorities-benchmark-low"):
+        assert resources[wpc]["dependsOn"] == sorted([urn["kueue-ready"], *cluster_queues])
+
+
+def test_without_a_cohort_cluster_queues_wait_for_the_flavors_and_the_gate() -> None:
+    values, secrets = stack_values("prod")
+    del values["queues"]["cohort"]
+    for cq in values["queues"]["clusterQueues"]:
+        cq.pop("borrowingLimit", None)
+        cq.pop("lendingLimit", None)
+        cq["preemption"] = {"withinClusterQueue": "LowerPriority"}
+    resources = by_name(run_program("prod", values, secrets))
+    assert not [n for n in resources if n.startswith("queues-cohort-")]
+    names = ("kueue-ready", "queues-flavor-cpu", "queues-flavor-gpu-h100", "queues-flavor-gpu-a100")
+    expected = sorted(resources[n]["urn"] for n in names)
+    assert resources["queues-cq-team-a"]["dependsOn"] == expected

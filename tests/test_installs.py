@@ -12,8 +12,9 @@ import yaml
 
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError
-from offline.engine import run_program
-from offline.report import clean
+from offline import engine
+from offline.engine import SECRET_SIG, run_program
+from offline.report import clean, resource_records
 from tests.support import COMMITTED_STACKS, by_name, committed_run, plan_values, require_shared, stack_values
 
 KUEUE_GATE = "kueue-ready"
@@ -82,29 +83,63 @@ def test_kueue_manager_config_for_0_19_2() -> None:
     }
 
 
+NOT_OURS = {
+    "matchExpressions": [
+        {
+            "key": "kubernetes.io/metadata.name",
+            "operator": "NotIn",
+            "values": ["kube-system", "kueue-system", "jobset-system", "aiperf-system"],
+        }
+    ]
+}
+
+
 def test_kueue_manager_config_for_0_10_1() -> None:
     values, _ = stack_values("dev")
     values["kueue"] = {"version": "0.10.1", "fairSharing": {}, "waitForPodsReady": {}}
-    config = _manager_config(values)
-    assert config["apiVersion"] == "config.kueue.x-k8s.io/v1beta1"
-    assert config["fairSharing"] == {
-        "enable": True,
-        "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+    assert _manager_config(values) == {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8080"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 5,
+                "LocalQueue.kueue.x-k8s.io": 1,
+                "ClusterQueue.kueue.x-k8s.io": 1,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 50, "burst": 100},
+        "manageJobsWithoutQueueName": False,
+        "integrations": {
+            "frameworks": [
+                "batch/job",
+                "kubeflow.org/mpijob",
+                "ray.io/rayjob",
+                "ray.io/raycluster",
+                "jobset.x-k8s.io/jobset",
+                "kubeflow.org/mxjob",
+                "kubeflow.org/paddlejob",
+                "kubeflow.org/pytorchjob",
+                "kubeflow.org/tfjob",
+                "kubeflow.org/xgboostjob",
+            ],
+            # The pod integration's own selector, still read in 0.10 beside the one below.
+            "podOptions": {"namespaceSelector": NOT_OURS},
+        },
+        # From Kueue 0.10.0 (kubernetes-sigs/kueue#3712): every integration skips these namespaces.
+        "managedJobsNamespaceSelector": NOT_OURS,
+        "fairSharing": {
+            "enable": True,
+            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        },
+        "waitForPodsReady": {"enable": True, "timeout": "10m", "blockAdmission": False},
     }
-    assert config["waitForPodsReady"] == {"enable": True, "timeout": "10m", "blockAdmission": False}
-    assert "managedJobsNamespaceSelector" not in config
-    assert config["integrations"]["podOptions"] == {
-        "namespaceSelector": {
-            "matchExpressions": [
-                {
-                    "key": "kubernetes.io/metadata.name",
-                    "operator": "NotIn",
-                    "values": ["kube-system", "kueue-system", "jobset-system", "aiperf-system"],
-                }
-            ]
-        }
-    }
-    assert "jobset.x-k8s.io/jobset" in config["integrations"]["frameworks"]
 
 
 @pytest.mark.parametrize(
@@ -209,23 +244,61 @@ def test_merged_operator_values_validate_against_the_charts_schema(tmp_path: Pat
     ]
 
 
-def test_values_use_only_keys_the_charts_know() -> None:
-    kueue_values = yaml.safe_load(require_shared("kueue", "values.yaml").read_text())
-    kueue_values_0_10 = yaml.safe_load(require_shared("kueue", "v0.10.1", "values.yaml").read_text())
+def _unknown_keys(given: dict[str, Any], known: dict[str, Any], at: str = "") -> list[str]:
+    """Key paths in ``given`` that the chart's values.yaml does not have, at any depth; below a
+    key whose default is not a non-empty mapping (``{}``, a string, a list), anything goes."""
+    out = []
+    for key, value in given.items():
+        path = f"{at}.{key}" if at else key
+        if key not in known:
+            out.append(path)
+        elif isinstance(value, dict) and isinstance(known[key], dict) and known[key]:
+            out += _unknown_keys(value, known[key], path)
+    return out
+
+
+def test_unknown_keys_are_found_at_any_depth() -> None:
+    known = {"managerConfig": {"controllerManagerConfigYaml": ""}, "controllerManager": {"replicas": 1}, "x": {}}
+    given = {"managerConfig": {"controllerManagerConfigYml": ""}, "controllerManager": {"replicas": 2}, "x": {"y": 1}}
+    assert _unknown_keys(given, known) == ["managerConfig.controllerManagerConfigYml"]
+
+
+@pytest.mark.parametrize(
+    ("version", "values_file"), [("0.19.2", ("values.yaml",)), ("0.10.1", ("v0.10.1", "values.yaml"))]
+)
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_kueue_values_use_only_keys_the_chart_knows(stack: str, version: str, values_file: tuple[str, ...]) -> None:
+    chart_values = yaml.safe_load(require_shared("kueue", *values_file).read_text())
+    values, _ = stack_values(stack)
+    values["kueue"] = {**values.get("kueue", {}), "version": version, "fairSharing": {}, "waitForPodsReady": {}}
+    values["kueue"]["values"] = {"controllerManager": {"replicas": 2}}  # a nested extra value is checked too
+    config, plan = plan_values(values)
+    generated = installs.kueue_release(config, plan.target).values
+    assert set(generated) == {"managerConfig", "controllerManager"}
+    assert _unknown_keys(generated, chart_values) == []
+
+
+def test_operator_values_validate_against_the_charts_schema() -> None:
+    import jsonschema
+
     schema = json.loads(require_shared("aiperf", "values.schema.json").read_text())
     for stack in COMMITTED_STACKS:
         values, _ = stack_values(stack)
-        config, plan = plan_values(values)
-        assert set(installs.kueue_release(config, plan.target).values) <= set(kueue_values)
-        assert "controllerManagerConfigYaml" in kueue_values_0_10["managerConfig"]
-        operator_values = installs.operator_release(config, ["bench"]).values
-        import jsonschema
-
-        jsonschema.Draft7Validator(schema).validate(operator_values)
+        config, _ = plan_values(values)
+        jsonschema.Draft7Validator(schema).validate(installs.operator_release(config, ["bench"]).values)
 
 
 def test_benchmark_rbac_matches_the_charts_role() -> None:
     role, binding = installs.benchmark_rbac("bench", "aiperf-operator")
+    assert (
+        role["metadata"]
+        == binding["metadata"]
+        == {
+            "name": "aiperf-operator-benchmark",
+            "namespace": "bench",
+            "labels": {"app.kubernetes.io/part-of": "aiperf-kueue"},
+        }
+    )
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         {
@@ -245,6 +318,83 @@ def test_benchmark_rbac_matches_the_charts_role() -> None:
         "kind": "Role",
         "name": "aiperf-operator-benchmark",
     }
+
+
+def test_benchmark_rbac_also_binds_the_service_accounts_jobs_run_as() -> None:
+    _, binding = installs.benchmark_rbac("bench", "perf-aiperf-operator", ["runner", "default", "collector"])
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "default", "namespace": "bench"},
+        {"kind": "ServiceAccount", "name": "collector", "namespace": "bench"},
+        {"kind": "ServiceAccount", "name": "runner", "namespace": "bench"},
+    ]
+    assert binding["roleRef"]["name"] == binding["metadata"]["name"] == "perf-aiperf-operator-benchmark"
+
+
+@pytest.mark.parametrize(
+    ("release", "values", "fullname"),
+    [
+        ("aiperf-operator", {}, "aiperf-operator"),
+        ("perf", {}, "perf-aiperf-operator"),
+        ("my-aiperf-operator-v2", {}, "my-aiperf-operator-v2"),  # contains the chart name
+        ("perf", {"nameOverride": "bench"}, "perf-bench"),
+        ("bench-x", {"nameOverride": "bench"}, "bench-x"),
+        ("perf", {"fullnameOverride": "aiperf"}, "aiperf"),
+        ("perf", {"fullnameOverride": "a" * 62 + "-b"}, "a" * 62),  # cut to 63, trailing '-' trimmed
+        ("r" * 50, {}, "r" * 50 + "-aiperf-opera"),
+        ("r" * 62, {}, "r" * 62),  # the cut lands after the '-', which goes
+    ],
+)
+def test_operator_fullname_follows_the_charts_helper(release: str, values: dict[str, Any], fullname: str) -> None:
+    config, _ = plan_values({**stack_values("dev")[0], "operator": {"releaseName": release, "values": values}})
+    assert installs.operator_fullname(config.operator) == fullname
+
+
+def test_a_renamed_operator_names_its_deployment_patch_and_rbac_after_the_charts_fullname() -> None:
+    values, secrets = stack_values("dev")
+    values["operator"] = {"releaseName": "perf", "values": {"nameOverride": "bench"}}
+    resources = by_name(run_program("dev", values, secrets))
+    assert clean(resources["operator-env"]["inputs"])["metadata"] == {
+        "name": "perf-bench",
+        "namespace": "aiperf-system",
+        "annotations": {"pulumi.com/patchForce": "true"},
+    }
+    role, binding = (clean(resources[f"ns-aiperf-benchmarks-{k}"]["inputs"]) for k in ("role", "rolebinding"))
+    assert (role["metadata"]["name"], binding["metadata"]["name"], binding["roleRef"]["name"]) == (
+        "perf-bench-benchmark",
+        "perf-bench-benchmark",
+        "perf-bench-benchmark",
+    )
+
+
+def test_kueue_fullname_override_moves_what_the_gate_waits_on() -> None:
+    values, _ = stack_values("dev")
+    values["kueue"] = {"releaseName": "queueing", "values": {"fullnameOverride": "kq"}}
+    config, plan = plan_values(values)
+    gate = installs.readiness_gate(config, plan.target)
+    assert (gate["deployment"], gate["webhook_service"]) == ("kq-controller-manager", "kq-webhook-service")
+    values["kueue"] = {"releaseName": "queueing"}
+    config, plan = plan_values(values)
+    assert installs.readiness_gate(config, plan.target)["deployment"] == "queueing-kueue-controller-manager"
+
+
+def test_jobs_running_as_another_service_account_get_it_bound() -> None:
+    values, secrets = stack_values("dev")
+    values["jobs"][0]["spec"]["podTemplate"] = {"serviceAccountName": "bench-runner"}
+    binding = by_name(run_program("dev", values, secrets))["ns-aiperf-benchmarks-rolebinding"]
+    assert clean(binding["inputs"])["subjects"] == [
+        {"kind": "ServiceAccount", "name": "default", "namespace": "aiperf-benchmarks"},
+        {"kind": "ServiceAccount", "name": "bench-runner", "namespace": "aiperf-benchmarks"},
+    ]
+
+
+def test_benchmark_rbac_is_declared_without_the_operator_install() -> None:
+    values, secrets = stack_values("dev")
+    values["operator"] = {"install": False, "releaseName": "perf"}
+    resources = by_name(run_program("dev", values, secrets))
+    assert "operator-chart" not in resources
+    assert clean(resources["ns-aiperf-benchmarks-rolebinding"]["inputs"])["roleRef"]["name"] == (
+        "perf-aiperf-operator-benchmark"
+    )
 
 
 # The recorded graph -----------------------------------------------------------------------------
@@ -272,6 +422,13 @@ def test_install_graph(stack: str) -> None:
     assert gate["urn"] in operator_chart["dependsOn"]
     assert jobset_chart["urn"] in operator_chart["dependsOn"]
     assert resources["operator-env"]["dependsOn"] == [operator_chart["urn"]]
+    # Every AIPerfJob waits for the env patch too: it pins the sizing the admission proof assumed.
+    jobs = [r for r in resources.values() if r["type"].endswith(":AIPerfJob")]
+    assert jobs
+    for job in jobs:
+        assert {gate["urn"], jobset_chart["urn"], operator_chart["urn"], resources["operator-env"]["urn"]} <= set(
+            job["dependsOn"]
+        ), job["name"]
     kueue_objects = [r for r in resources.values() if r["type"].startswith("kubernetes:kueue.x-k8s.io/")]
     assert kueue_objects
     for r in kueue_objects:
@@ -289,10 +446,95 @@ def test_readiness_gate_inputs() -> None:
         "webhookService": "kueue-webhook-service",
         "apiVersion": "v1beta2",
         "kueueVersion": "0.19.2",
+        "releaseDigest": "sha256:790533184b7efdc7",
         "attempts": 40,
         "intervalSeconds": 2,
         "timeoutSeconds": 300,
     }
+
+
+def _gate_with_provider_kubeconfig(
+    monkeypatch: pytest.MonkeyPatch, kubeconfig: str
+) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """The gate's recorded inputs, its additionalSecretOutputs and the plan's resources.json row,
+    with ``kubernetes:kubeconfig`` set as the engine hands provider config over."""
+    monkeypatch.setenv("PULUMI_CONFIG_KUBERNETES_KUBECONFIG", kubeconfig)
+    secret_outputs: dict[str, list[str]] = {}
+    register = engine._RecordingMonitor.RegisterResource
+
+    def recording(self: Any, request: Any) -> Any:
+        secret_outputs[request.name] = list(request.additionalSecretOutputs)
+        return register(self, request)
+
+    monkeypatch.setattr(engine._RecordingMonitor, "RegisterResource", recording)
+    values, secrets = stack_values("dev")
+    run = run_program("dev", values, secrets)
+    [row] = [r for r in resource_records(run.resources) if r["name"] == KUEUE_GATE]
+    return by_name(run)[KUEUE_GATE]["inputs"], secret_outputs[KUEUE_GATE], row
+
+
+def test_the_gate_follows_a_kubeconfig_path_in_plain_sight(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text("apiVersion: v1\nkind: Config\n")
+    inputs, secret_outputs, _ = _gate_with_provider_kubeconfig(monkeypatch, str(path))
+    assert inputs["kubeconfig"] == str(path)
+    assert secret_outputs == ["kubeconfig"]  # whatever it holds, state keeps it secret
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user: {token: s3cr3t-token}\n",
+        '{"apiVersion": "v1", "kind": "Config", "users": [{"name": "u", "user": {"token": "s3cr3t-token"}}]}',
+    ],
+    ids=["yaml", "json"],
+)
+def test_kubeconfig_contents_reach_the_gate_as_a_secret(monkeypatch: pytest.MonkeyPatch, contents: str) -> None:
+    inputs, secret_outputs, row = _gate_with_provider_kubeconfig(monkeypatch, contents)
+    assert inputs["kubeconfig"] == {SECRET_SIG: "1b47061264138c4ac30d75fd1eb44270", "value": contents}
+    assert secret_outputs == ["kubeconfig"]
+    # plan output shows a fingerprint, never the contents.
+    assert row["inputs"]["kubeconfig"].startswith("[secret ")
+    assert "s3cr3t" not in json.dumps(row)
+
+
+def test_a_new_kueue_configuration_changes_the_gates_digest() -> None:
+    values, _ = stack_values("prod")
+    config, plan = plan_values(values)
+    digest = installs.kueue_release_digest(config, plan.target)
+    values["kueue"] = {**values["kueue"], "manageJobsWithoutQueueName": True}
+    assert installs.readiness_gate(*_config_and_target(values))["release_digest"] not in (digest, None)
+    values["kueue"] = {"version": "0.19.2", "values": {"controllerManager": {"replicas": 2}}}
+    assert installs.readiness_gate(*_config_and_target(values))["release_digest"] not in (digest, None)
+    values["kueue"] = {"version": "0.19.2", "source": "manifests"}
+    manifests_digest = installs.readiness_gate(*_config_and_target(values))["release_digest"]
+    assert manifests_digest not in (digest, None)
+    values["kueue"] = {"version": "0.19.2", "install": False}
+    assert installs.readiness_gate(*_config_and_target(values))["release_digest"] is None
+    # The same config, the same digest: no spurious wait on every up.
+    assert installs.kueue_release_digest(*_config_and_target(stack_values("prod")[0])) == digest
+
+
+def _config_and_target(values: dict[str, Any]) -> tuple[Any, Any]:
+    config, plan = plan_values(values)
+    return config, plan.target
+
+
+def test_local_operator_chart_that_is_not_there_warns(tmp_path: Path) -> None:
+    values, _ = stack_values("dev")
+    values["operator"] = {"chart": "charts/aiperf-operator"}
+    config, _ = plan_values(values)
+    assert installs.local_chart_warning(config, tmp_path) == (
+        "operator.chart: local chart 'charts/aiperf-operator' not found (resolved to "
+        f"{tmp_path / 'charts' / 'aiperf-operator'}): the merged values were not validated against its "
+        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at the pinned commit "
+        "there, or point operator.chart at the checkout"
+    )
+    (tmp_path / "charts" / "aiperf-operator").mkdir(parents=True)
+    assert installs.local_chart_warning(config, tmp_path) is None
+    for operator in ({"chart": "oci://example.invalid/aiperf-operator", "version": "0.7.0"}, {"install": False}):
+        config, _ = plan_values({**values, "operator": operator})
+        assert installs.local_chart_warning(config, tmp_path) is None
 
 
 def _run_without(stack: str, key: str) -> dict[str, dict[str, Any]]:
@@ -352,7 +594,12 @@ def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
     assert clean(patch["inputs"]) == {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "aiperf-operator", "namespace": "aiperf-system"},
+        "metadata": {
+            "name": "aiperf-operator",
+            "namespace": "aiperf-system",
+            # Under server-side apply the chart's manager owns env: the patch takes it over.
+            "annotations": {"pulumi.com/patchForce": "true"},
+        },
         "spec": {
             "template": {
                 "spec": {

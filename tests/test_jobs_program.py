@@ -26,6 +26,9 @@ JOB_TYPE = "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob"
 URN = "urn:pulumi:prod::aiperf-kueue::"
 JOBS_URN = f"{URN}pulumi:pulumi:Stack$aiperf-kueue:index:AIPerfJobs::jobs"
 OPERATOR_CHART = f"{URN}aiperf-kueue:index:AIPerfOperator$kubernetes:helm.sh/v4:Chart::operator-chart"
+#: The patch that gives the operator its ``AIPERF_K8S_*`` defaults: a job applied before it would
+#: be sized and queued by the chart's defaults.
+OPERATOR_ENV = f"{URN}aiperf-kueue:index:AIPerfOperator$kubernetes:apps/v1:DeploymentPatch::operator-env"
 JOBSET_CHART = f"{URN}aiperf-kueue:index:JobSetInstall$kubernetes:helm.sh/v4:Chart::jobset-chart"
 KUEUE_READY = f"{URN}aiperf-kueue:index:KueueInstall$pulumi-python:dynamic/aiperf-kueue:KueueReadinessGate::kueue-ready"
 LOCAL_QUEUE = f"{URN}aiperf-kueue:index:BenchmarkNamespace$kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::ns-"
@@ -107,7 +110,7 @@ def test_llama_latency_inputs() -> None:
             "resourceMode": "burstable",
             "benchmark": {
                 "models": MODEL,
-                "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True, "apiKey": "[secret]"},
+                "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True, "apiKey": "[secret 9b6d39e1]"},
                 "datasets": DATASETS,
                 "phases": [
                     {"name": "warmup", "kind": "warmup", "concurrency": 8, "requests": 100},
@@ -136,6 +139,7 @@ def test_llama_latency_options() -> None:
     assert (record["deleteBeforeReplace"], record["retainOnDelete"], record["protect"]) == (True, True, False)
     # Its LocalQueue, its priority class, and every controller: Kueue (gate), JobSet, the operator.
     assert record["dependsOn"] == [
+        OPERATOR_ENV,
         OPERATOR_CHART,
         f"{LOCAL_QUEUE}bench-team-a-lq-aiperf-queue",
         JOBSET_CHART,
@@ -176,6 +180,7 @@ def test_sweep_point_c128() -> None:
     assert record["replaceOnChanges"] == REPLACE_ON_CHANGES
     assert (record["deleteBeforeReplace"], record["retainOnDelete"]) == (True, True)
     assert record["dependsOn"] == [
+        OPERATOR_ENV,
         OPERATOR_CHART,
         f"{LOCAL_QUEUE}bench-research-lq-aiperf-queue",
         JOBSET_CHART,
@@ -268,6 +273,7 @@ def test_default_queue_and_operator_priority_class(variant: ProgramRun) -> None:
     record = job_records(variant)["jobs-bench-team-a-llama-latency"]
     assert clean(record["inputs"])["spec"]["scheduling"] == {"queueName": "default", "priorityClass": "benchmark-low"}
     assert record["dependsOn"] == [
+        OPERATOR_ENV,
         OPERATOR_CHART,
         f"{LOCAL_QUEUE}bench-team-a-lq-default",
         JOBSET_CHART,
@@ -313,7 +319,7 @@ def test_plain_api_key_arrives_as_a_secret() -> None:
         "streaming": True,
         "apiKey": secret("sk-plain-0123456789"),
     }
-    assert clean(endpoint)["apiKey"] == "[secret]"
+    assert clean(endpoint)["apiKey"] == "[secret 1ee963da]"
 
 
 def secure_stack(tmp_path: Path) -> Path:
@@ -346,9 +352,9 @@ def test_secure_config_is_registered_as_secrets(tmp_path: Path) -> None:
         "type": "chat",
         "streaming": True,
         # The program never sees the ciphertext: the stack file reader redacts it.
-        "apiKey": secret("[secret]"),
+        "apiKey": secret("[encrypted 86488c8a]"),
         # Every header value is a secret, the clear-text ones too.
-        "headers": {"X-Team": secret("perf"), "Authorization": secret("[secret]")},
+        "headers": {"X-Team": secret("perf"), "Authorization": secret("[encrypted a032ea1e]")},
     }
     everything = json.dumps([run.resources, run.outputs, run.warnings], default=str)
     assert CIPHER_KEY not in everything
@@ -358,8 +364,8 @@ def test_secure_config_is_registered_as_secrets(tmp_path: Path) -> None:
         "urls": LLAMA_ENDPOINT,
         "type": "chat",
         "streaming": True,
-        "apiKey": "[secret]",
-        "headers": {"X-Team": "[secret]", "Authorization": "[secret]"},
+        "apiKey": "[encrypted 86488c8a]",
+        "headers": {"X-Team": "[secret 342edb77]", "Authorization": "[encrypted a032ea1e]"},
     }
 
 
@@ -379,8 +385,8 @@ def test_plan_output_never_contains_the_ciphertext(tmp_path: Path, capsys: pytes
         "urls": LLAMA_ENDPOINT,
         "type": "chat",
         "streaming": True,
-        "apiKey": "[secret]",
-        "headers": {"X-Team": "[secret]", "Authorization": "[secret]"},
+        "apiKey": "[encrypted 86488c8a]",
+        "headers": {"X-Team": "[secret 342edb77]", "Authorization": "[encrypted a032ea1e]"},
     }
     docs = [d for d in yaml.safe_load_all(files["manifests.yaml"]) if d["kind"] == "AIPerfJob"]
     latency = next(d for d in docs if d["metadata"]["name"] == "llama-latency")

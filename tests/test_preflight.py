@@ -120,16 +120,18 @@ def test_prod_preflight_table() -> None:
             )
         ],
     ]
-    # The annotation routes nothing: only a LocalQueue named default (bench-team-a, Kueue 0.19) catches such a job.
+    # The annotation routes nothing; the operator's env default (auto: the namespaces' shared LocalQueue) does.
     unlabelled = {r["namespace"]: r["then"] for r in rows if r["queueName"] is None}
     assert unlabelled == {
-        "bench-team-a": "no queue label from the operator; Kueue labels the JobSet kueue.x-k8s.io/queue-name=default "
-        "(a LocalQueue named default, Kueue >= 0.17) and admits it through it (ClusterQueue team-a)",
-        **{
-            ns: "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the "
-            "operator routes by the annotation); pass --queue-name aiperf-queue"
-            for ns in ("bench-team-b", "ml-team-b", "bench-research")
-        },
+        ns: "the operator labels the JobSet kueue.x-k8s.io/queue-name=aiperf-queue (operator.defaultQueue: auto, the "
+        "LocalQueue every benchmark namespace has) and creates it suspended; Kueue admits it through LocalQueue "
+        f"aiperf-queue (ClusterQueue {cq})"
+        for ns, cq in (
+            ("bench-team-a", "team-a"),
+            ("bench-team-b", "team-b"),
+            ("ml-team-b", "team-b"),
+            ("bench-research", "research"),
+        )
     }
 
 
@@ -195,6 +197,7 @@ def test_with_the_operators_default_queue_an_unlabelled_job_is_queued_there() ->
 def test_manage_jobs_without_queue_name_leaves_an_unlabelled_job_suspended() -> None:
     values, _ = stack_values("dev")
     values["kueue"] = {"manageJobsWithoutQueueName": True}
+    values["operator"] = {"defaultQueue": ""}
     assert _plan(values).preflight_table()[-1]["then"] == (
         "no queue label: Kueue (manageJobsWithoutQueueName) suspends the JobSet and never admits it, no LocalQueue "
         "being named; pass --queue-name aiperf-queue"
@@ -205,11 +208,76 @@ def test_a_default_local_queue_catches_nothing_on_kueue_0_10() -> None:
     values, _ = stack_values("dev")
     values["kueue"] = {"version": "0.10.1"}
     values["queues"]["clusterQueues"][0]["namespaces"][0]["defaultQueue"] = True
+    values["operator"] = {"defaultQueue": ""}
     plan = _plan(values)
     assert plan.preflight_table()[-1]["then"] == (
         "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the operator "
         "routes by the annotation); pass --queue-name aiperf-queue"
     )
+
+
+# The annotation and the operator's env default agree, or plan says so ------------------------------
+
+BYPASS = (
+    "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the operator "
+    "routes by the annotation); pass --queue-name {q}"
+)
+
+
+def test_namespaces_sharing_no_local_queue_warn_per_annotated_namespace() -> None:
+    values, _ = stack_values("prod")
+    namespaces = values["queues"]["clusterQueues"][1]["namespaces"]
+    namespaces[0]["localQueue"] = "team-b-queue"  # bench-team-b: now nothing is shared by all four
+    namespaces[1]["defaultQueueAnnotation"] = False  # ml-team-b: no promise, so no mismatch (but the WARN)
+    plan = _plan(values)
+    why = (
+        "operator.defaultQueue is auto, and the benchmark namespaces share no LocalQueue (localQueue: aiperf-queue, "
+        "team-b-queue)"
+    )
+    fix = (
+        "Fix: give every benchmark namespace the same localQueue, or set operator.defaultQueue to a LocalQueue each "
+        "of them has, or set defaultQueueAnnotation: false here"
+    )
+    team_a = (
+        "no queue label from the operator; Kueue labels the JobSet kueue.x-k8s.io/queue-name=default (a LocalQueue "
+        "named default, Kueue >= 0.17) and admits it through it (ClusterQueue team-a)"
+    )
+    assert [w for w in plan.warnings if "share no LocalQueue" in w] == [
+        "queues.clusterQueues[0].namespaces[0].defaultQueueAnnotation: namespace bench-team-a is annotated "
+        "kueue.x-k8s.io/default-queue-name=aiperf-queue, so AIPerf's preflight passes jobs without a queue there, "
+        f"but the operator stamps no queue label ({why}): {team_a}. {fix}",
+        "queues.clusterQueues[1].namespaces[0].defaultQueueAnnotation: namespace bench-team-b is annotated "
+        "kueue.x-k8s.io/default-queue-name=team-b-queue, so AIPerf's preflight passes jobs without a queue there, "
+        f"but the operator stamps no queue label ({why}): {BYPASS.format(q='team-b-queue')}. {fix}",
+        "queues.clusterQueues[2].namespaces[0].defaultQueueAnnotation: namespace bench-research is annotated "
+        "kueue.x-k8s.io/default-queue-name=aiperf-queue, so AIPerf's preflight passes jobs without a queue there, "
+        f"but the operator stamps no queue label ({why}): {BYPASS.format(q='aiperf-queue')}. {fix}",
+    ]
+    assert len(plan.warnings) == 4  # and the preflight WARN for unannotated ml-team-b
+    assert plan.warnings[2].startswith("queues.clusterQueues[1].namespaces[1].defaultQueueAnnotation: AIPerf preflight")
+
+
+def test_an_env_default_turned_off_warns_for_every_annotated_namespace() -> None:
+    values, _ = stack_values("dev")
+    values["operator"] = {"defaultQueue": None}
+    assert _plan(values).warnings == (
+        "queues.clusterQueues[0].namespaces[0].defaultQueueAnnotation: namespace aiperf-benchmarks is annotated "
+        "kueue.x-k8s.io/default-queue-name=aiperf-queue, so AIPerf's preflight passes jobs without a queue there, "
+        "but the operator stamps no queue label (operator.defaultQueue is off): "
+        f"{BYPASS.format(q='aiperf-queue')}. Fix: set operator.defaultQueue (auto, or a LocalQueue every benchmark "
+        "namespace has), or set defaultQueueAnnotation: false here",
+    )
+    values["queues"]["clusterQueues"][0]["namespaces"][0]["defaultQueueAnnotation"] = False
+    assert [w.split(": ")[1] for w in _plan(values).warnings] == [
+        "AIPerf preflight WARN for aiperf kube profile -n aiperf-benchmarks (no --queue-name)"
+    ]
+
+
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_by_default_annotation_and_env_default_agree(stack: str) -> None:
+    # The regression: an annotated namespace used to PASS the preflight with no env default behind it.
+    rows = committed_run(stack).outputs["preflight"]
+    assert all(r["then"].startswith("the operator labels the JobSet") for r in rows if r["queueName"] is None)
 
 
 def test_kueue_installed_elsewhere_is_still_installed() -> None:
@@ -300,8 +368,9 @@ def test_plan_prints_the_preflight_and_writes_it_to_plan_json(
         "configured. Job will bypass gang-scheduling and quota management.",
         "        fix: set spec.scheduling.queueName (aiperf kube profile --queue-name aiperf-queue), or annotate the "
         "namespace: kubectl annotate namespace aiperf-benchmarks kueue.x-k8s.io/default-queue-name=aiperf-queue",
-        "        then: no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the "
-        "operator routes by the annotation); pass --queue-name aiperf-queue",
+        "        then: the operator labels the JobSet kueue.x-k8s.io/queue-name=aiperf-queue (operator.defaultQueue: "
+        "auto, the LocalQueue every benchmark namespace has) and creates it suspended; Kueue admits it through "
+        "LocalQueue aiperf-queue (ClusterQueue benchmarks)",
     ]
     assert "Warnings (1):" in out
     plan_json = yaml.safe_load((tmp_path / "out" / "plan.json").read_text())

@@ -31,6 +31,7 @@ from aiperf_kueue.readiness import (
     KubeconfigError,
     KueueNotReady,
     from_kubeconfig,
+    is_kubeconfig_contents,
     wait_for_kueue,
 )
 from components.readiness import KueueReadinessProvider
@@ -875,3 +876,131 @@ def test_provider_survives_pulumis_pickling() -> None:
     assert isinstance(restored, KueueReadinessProvider)
     diff: Callable[..., Any] = restored.diff
     assert diff("id", {"kueueVersion": "1"}, {"kueueVersion": "2"}).replaces == ["kueueVersion"]
+
+
+# --------------------------------------------------------------------------- kubeconfig given as contents
+
+
+def kubeconfig_doc(server: str, token: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "bench",
+        "clusters": [{"name": "gpu", "cluster": {"server": server}}],
+        "users": [{"name": "bench", "user": {"token": token}}],
+        "contexts": [{"name": "bench", "context": {"cluster": "gpu", "user": "bench"}}],
+    }
+
+
+@pytest.mark.parametrize("form", ["yaml", "json"])
+def test_kubeconfig_contents_yaml_or_json(kube: FakeKube, fake_time: FakeTime, form: str) -> None:
+    doc = kubeconfig_doc(kube.url, "inline-token")
+    contents = yaml.safe_dump(doc) if form == "yaml" else json.dumps(doc)  # JSON: one line, as a secret often is
+    assert ("\n" in contents.strip()) is (form == "yaml")
+    assert is_kubeconfig_contents(contents)
+    api = from_kubeconfig(contents)
+    assert (api.server, api.token) == (kube.url, "inline-token")
+    kube.ready()
+    wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
+    assert {s.headers["Authorization"] for s in kube.seen} == {"Bearer inline-token"}
+
+
+def test_a_path_is_a_path_and_a_missing_one_is_named(tmp_path: Path) -> None:
+    path = write_kubeconfig(tmp_path / "config", "https://gpu.invalid:6443", user={"token": "t"})
+    assert not is_kubeconfig_contents(str(path))
+    assert not is_kubeconfig_contents(str(tmp_path / "absent"))
+    with pytest.raises(KubeconfigError, match=f"^kubeconfig not found: {tmp_path / 'absent'}$"):
+        from_kubeconfig(str(tmp_path / "absent"))
+
+
+@pytest.mark.parametrize(
+    ("contents", "where"),
+    [
+        ('{"apiVersion": "v1", "users": [{"name": "u", "user": {"token": "s3cr3t-token"}}', "line 1, column 80"),
+        ("apiVersion: v1\nusers:\n- name: u\n  user: {token: s3cr3t-token\n", "line 5, column 1"),
+    ],
+)
+def test_unparseable_contents_are_never_quoted(contents: str, where: str) -> None:
+    with pytest.raises(KubeconfigError) as err:
+        from_kubeconfig(contents)
+    assert str(err.value) == (
+        "<inline kubeconfig>: kubernetes:kubeconfig is neither an existing file nor a YAML or JSON kubeconfig "
+        f"(parse error at {where})"
+    )
+    assert "s3cr3t" not in str(err.value)
+
+
+def test_errors_about_contents_name_them_inline(kube: FakeKube) -> None:
+    contents = json.dumps(kubeconfig_doc(kube.url, "s3cr3t-token"))
+    with pytest.raises(KubeconfigError) as err:
+        from_kubeconfig(contents, context="other")
+    assert str(err.value) == "<inline kubeconfig>: context 'other' not found (contexts: bench)"
+
+
+def test_provider_create_with_kubeconfig_contents(kube: FakeKube) -> None:
+    kube.ready()
+    contents = yaml.safe_dump(kubeconfig_doc(kube.url, "from-contents"))
+    result = KueueReadinessProvider().create({**provider_inputs(Path("unused")), "kubeconfig": contents})
+    assert result.outs is not None and result.outs["ready"] is True
+    assert {s.headers["Authorization"] for s in kube.seen} == {"Bearer from-contents"}
+
+
+# --------------------------------------------------------------------------- config → gate → wait agree
+
+
+def _gate_inputs(interval: float) -> dict[str, Any]:
+    """What the program hands the gate for ``kueue.readiness.intervalSeconds: interval``, engine-shaped."""
+    from aiperf_kueue import installs
+    from tests.support import plan_values, stack_values
+
+    values, _ = stack_values("dev")
+    values["kueue"] = {"readiness": {"attempts": 3, "intervalSeconds": interval}}
+    config, plan = plan_values(values)
+    gate = installs.readiness_gate(config, plan.target)
+    return {
+        "namespace": gate["namespace"],
+        "deployment": gate["deployment"],
+        "webhookService": gate["webhook_service"],
+        "apiVersion": gate["api_version"],
+        "kueueVersion": gate["kueue_version"],
+        "releaseDigest": gate["release_digest"],
+        "attempts": float(gate["attempts"]),
+        "intervalSeconds": float(gate["interval_seconds"]),
+        "timeoutSeconds": 300.0,
+    }
+
+
+def test_the_largest_interval_config_accepts_is_one_the_wait_accepts(kube: FakeKube, tmp_path: Path) -> None:
+    inputs = _gate_inputs(10)
+    provider = KueueReadinessProvider()
+    assert provider.check({}, inputs).failures == []
+    kube.ready()  # ready at once: no sleep, so the test does not wait 10 s
+    result = provider.create({**inputs, "kubeconfig": str(write_kubeconfig(tmp_path / "config", kube.url))})
+    assert result.outs is not None and result.outs["attemptsPerStep"] == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+
+
+def test_an_interval_above_the_backoff_cap_is_a_config_error() -> None:
+    from aiperf_kueue.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        _gate_inputs(20)
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:kueue.readiness.intervalSeconds: must be <= 10 (seconds; the gate's backoff "
+        "doubles the interval up to 10 s), got 20"
+    ]
+
+
+def test_provider_check_refuses_an_interval_above_the_cap_too(tmp_path: Path) -> None:
+    failures = KueueReadinessProvider().check({}, provider_inputs(tmp_path, intervalSeconds=20.0)).failures
+    assert [(f.property, f.reason) for f in failures] == [
+        ("intervalSeconds", "intervalSeconds must be <= 10 (the backoff cap), got 20.0")
+    ]
+
+
+def test_a_new_kueue_configuration_makes_the_gate_wait_again(tmp_path: Path) -> None:
+    provider = KueueReadinessProvider()
+    olds = {**provider_inputs(tmp_path, releaseDigest="sha256:aaaa"), "ready": True}
+    assert provider.diff("id", olds, provider_inputs(tmp_path, releaseDigest="sha256:bbbb")).replaces == [
+        "releaseDigest"
+    ]
+    assert provider.diff("id", olds, provider_inputs(tmp_path, releaseDigest="sha256:aaaa")).changes is False

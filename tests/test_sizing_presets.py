@@ -105,6 +105,7 @@ def _operator_env(preset: str) -> dict[str, str]:
 def test_docs_preset_env_patch() -> None:
     assert _operator_env("docs") == {
         "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS": "benchmark-low",
+        "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME": "aiperf-queue",
         "AIPERF_K8S_WORKER_POD_CPU": "3350m",
         "AIPERF_K8S_WORKER_POD_MEMORY": "6Gi",
         **NEWEST_CONTROLLER_ENV,
@@ -115,6 +116,7 @@ def test_docs_preset_env_patch() -> None:
 def test_legacy_preset_env_patch() -> None:
     assert _operator_env("legacy-86577339") == {
         "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS": "benchmark-low",
+        "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME": "aiperf-queue",
         "AIPERF_K8S_WORKER_POD_CPU": "4",
         "AIPERF_K8S_WORKER_POD_MEMORY": "12Gi",
         "AIPERF_K8S_SYSTEM_CONTROLLER_CPU": "500m",
@@ -142,6 +144,7 @@ def test_legacy_preset_env_patch() -> None:
 def test_newest_preset_env_patch() -> None:
     assert _operator_env("newest") == {
         "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS": "benchmark-low",
+        "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME": "aiperf-queue",
         "AIPERF_K8S_WORKER_POD_CPU": "150m",
         "AIPERF_K8S_WORKER_POD_MEMORY": "4Gi",
         **NEWEST_CONTROLLER_ENV,

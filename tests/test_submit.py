@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from aiperf_kueue import manifests, submit
-from aiperf_kueue.config import Namespace
+from aiperf_kueue.config import Namespace, StackConfig
 from aiperf_kueue.config.installs import OperatorConfig
+from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.loader import parse_config
 from offline.engine import run_program
 from offline.report import clean
 from tests.support import by_name, committed_run, stack_values
@@ -79,11 +83,10 @@ def test_the_annotation_names_the_operators_default_queue() -> None:
 
 def test_namespace_builder() -> None:
     ns = Namespace(name="bench", local_queue="lq")
-    op = OperatorConfig()
-    assert submit.namespace_annotations(ns, op) == {ANNOTATION: "lq"}
-    assert submit.namespace_annotations(Namespace(name="bench", default_queue_annotation=False), op) == {}
-    assert submit.namespace_annotations(ns, OperatorConfig(default_queue="shared")) == {ANNOTATION: "shared"}
-    assert manifests.namespace(ns, "team", submit.namespace_annotations(ns, op)) == {
+    assert submit.namespace_annotations(ns, None) == {ANNOTATION: "lq"}
+    assert submit.namespace_annotations(Namespace(name="bench", default_queue_annotation=False), None) == {}
+    assert submit.namespace_annotations(ns, "shared") == {ANNOTATION: "shared"}
+    assert manifests.namespace(ns, "team", submit.namespace_annotations(ns, None)) == {
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {
@@ -92,6 +95,71 @@ def test_namespace_builder() -> None:
             "annotations": {ANNOTATION: "lq"},
         },
     }
+
+
+def _config(namespaces: list[dict[str, Any]], **operator: Any) -> StackConfig:
+    return parse_config(
+        {
+            "inventory": {"pools": [{"name": "p", "nodes": 1, "cpu": "8", "memory": "16Gi"}]},
+            "queues": {"clusterQueues": [{"name": "team", "share": 100, "namespaces": namespaces}]},
+            "operator": operator,
+        },
+        "test.yaml",
+    )
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "operator", "expected"),
+    [
+        # auto (the default): the LocalQueue every namespace has.
+        ([{"name": "a"}, {"name": "b"}], {}, "aiperf-queue"),
+        ([{"name": "a", "localQueue": "lq"}, {"name": "b", "localQueue": "lq"}], {}, "lq"),
+        ([{"name": "a", "localQueue": "x", "defaultQueue": True}, {"name": "b", "defaultQueue": True}], {}, "default"),
+        ([{"name": "a", "localQueue": "x"}, {"name": "b"}], {}, None),  # nothing shared: no env default
+        ([{"name": "a", "localQueue": "x"}, {"name": "b"}], {"defaultQueue": "auto"}, None),
+        # A name is kept as it is; "" and null turn the env default off.
+        ([{"name": "a", "defaultQueue": True}], {"defaultQueue": "default"}, "default"),
+        ([{"name": "a"}], {"defaultQueue": ""}, None),
+        ([{"name": "a"}], {"defaultQueue": None}, None),
+    ],
+)
+def test_the_operators_env_default_queue(
+    namespaces: list[dict[str, Any]], operator: dict[str, Any], expected: str | None
+) -> None:
+    assert submit.default_queue(_config(namespaces, **operator)) == expected
+
+
+def test_a_bad_default_queue_names_what_is_allowed() -> None:
+    with pytest.raises(ConfigError) as err:
+        _config([{"name": "a"}], defaultQueue="Bad_Queue")
+    assert err.value.lines() == [
+        "test.yaml: aiperf-kueue:operator.defaultQueue: must be 'auto', '' (no env default) or a LocalQueue name: "
+        "must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit), "
+        "got 'Bad_Queue'"
+    ]
+
+
+def test_by_default_the_env_the_annotation_and_the_cli_name_one_queue() -> None:
+    run = committed_run("prod")
+    resources = by_name(run)
+    env = clean(resources["operator-env"]["inputs"])["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env[0] == {"name": "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME", "value": "aiperf-queue"}
+    annotations = {
+        clean(r["inputs"])["metadata"]["annotations"][ANNOTATION]
+        for r in resources.values()
+        if r["name"].startswith("ns-") and r["name"].endswith("-ns")
+    }
+    assert annotations == {"aiperf-queue"}
+    assert {cmd.split("--queue-name ")[1].split()[0] for cmd in run.outputs["aiperfCli"].values()} == {"aiperf-queue"}
+
+
+def test_without_an_env_default_the_patch_sets_no_default_queue() -> None:
+    values, secrets = stack_values("prod")
+    values["operator"]["defaultQueue"] = ""
+    env = clean(by_name(run_program("prod", values, secrets))["operator-env"]["inputs"])
+    names = [e["name"] for e in env["spec"]["template"]["spec"]["containers"][0]["env"]]
+    assert "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME" not in names
+    assert names[0] == "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS"
 
 
 # aiperf kube profile ---------------------------------------------------------------------------------
@@ -110,7 +178,7 @@ def test_prod_cli_arguments() -> None:
 
 def test_cli_arguments_use_only_verified_flags() -> None:
     args = submit.profile_args(
-        Namespace(name="bench"), OperatorConfig(default_priority_class="low"), "nvcr.io/nvidia/aiperf:0.8.0"
+        Namespace(name="bench"), OperatorConfig(default_priority_class="low"), "nvcr.io/nvidia/aiperf:0.8.0", None
     )
     assert args[:3] == ["aiperf", "kube", "profile"]
     assert {a for a in args if a.startswith("-")} <= VERIFIED_FLAGS
@@ -119,10 +187,10 @@ def test_cli_arguments_use_only_verified_flags() -> None:
 def test_cli_arguments_follow_the_operators_defaults() -> None:
     ns = Namespace(name="bench", local_queue="lq", default_queue=True)
     image = "nvcr.io/nvidia/aiperf:0.8.0"
-    assert submit.profile_command(ns, OperatorConfig(), image) == (
+    assert submit.profile_command(ns, OperatorConfig(), image, None) == (
         "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name lq"
     )
-    assert submit.profile_command(ns, OperatorConfig(default_queue="default", default_priority_class="low"), image) == (
+    assert submit.profile_command(ns, OperatorConfig(default_priority_class="low"), image, "default") == (
         "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name default "
         "--priority-class low"
     )

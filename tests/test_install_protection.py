@@ -1,0 +1,90 @@
+"""Nothing lost: the JobSet and operator charts keep their CRDs and the results PVC.
+
+helm.v4.Chart registers its rendered objects as its own children, which no mock renders, and
+the mock monitor runs no transform (pulumi NOTES §2, §3). So the transforms are tested as the
+plain functions they are, and the program is checked to hand them to the chart registrations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.installs import CRD_TYPE, PVC_TYPE, protect_crds, retain_volumes
+from offline import engine
+from offline.engine import run_program
+from tests.support import by_name, committed_run, stack_values
+
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+
+
+def _args(type_: str, **opts: Any) -> pulumi.ResourceTransformArgs:
+    props = {"metadata": {"name": "aiperfjobs.aiperf.nvidia.com"}}
+    return pulumi.ResourceTransformArgs(True, type_, "operator-chart:aiperfjobs", props, pulumi.ResourceOptions(**opts))
+
+
+def test_crds_are_protected_and_keep_their_other_options() -> None:
+    args = _args(CRD_TYPE, ignore_changes=["spec.conversion"])
+    result = protect_crds(args)
+    assert result is not None
+    assert result.props is args.props
+    assert (result.opts.protect, result.opts.retain_on_delete, result.opts.ignore_changes) == (
+        True,
+        None,
+        ["spec.conversion"],
+    )
+
+
+def test_pvcs_are_retained_not_protected() -> None:
+    result = retain_volumes(_args(PVC_TYPE))
+    assert result is not None
+    assert (result.opts.retain_on_delete, result.opts.protect) == (True, None)
+
+
+@pytest.mark.parametrize("type_", [DEPLOYMENT_TYPE, "kubernetes:core/v1:Service", "kubernetes:core/v1:Namespace"])
+def test_other_children_are_left_alone(type_: str) -> None:
+    assert protect_crds(_args(type_)) is None
+    assert retain_volumes(_args(type_)) is None
+    # Each transform minds its own kind only.
+    assert protect_crds(_args(PVC_TYPE)) is None
+    assert retain_volumes(_args(CRD_TYPE)) is None
+
+
+def _transforms(monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], secrets: set[str]) -> dict[str, list[Any]]:
+    """The transforms each registration carries (``request.transforms``, resolved to the functions)."""
+    seen: dict[str, list[Any]] = {}
+    new_resource = engine._Recorder.new_resource
+
+    def recording(self: Any, args: Any) -> Any:
+        seen[args.name] = list(args.transforms)
+        return new_resource(self, args)
+
+    monkeypatch.setattr(engine._Recorder, "new_resource", recording)
+    run_program("prod", values, secrets)
+    return seen
+
+
+def test_the_jobset_and_operator_charts_carry_the_transforms(monkeypatch: pytest.MonkeyPatch) -> None:
+    values, secrets = stack_values("prod")
+    seen = _transforms(monkeypatch, values, secrets)
+    assert seen["operator-chart"] == [retain_volumes, protect_crds]
+    assert seen["jobset-chart"] == [retain_volumes, protect_crds]
+    # The Kueue chart is protected as a whole (kueue.protect), its children with it.
+    assert seen["kueue-chart"] == []
+
+
+def test_protect_crds_false_keeps_only_the_volumes(monkeypatch: pytest.MonkeyPatch) -> None:
+    values, secrets = stack_values("prod")
+    values["operator"] = {**values["operator"], "protectCrds": False}
+    values["jobset"] = {"protectCrds": False}
+    seen = _transforms(monkeypatch, values, secrets)
+    assert seen["operator-chart"] == [retain_volumes]
+    assert seen["jobset-chart"] == [retain_volumes]
+
+
+def test_the_operator_namespace_that_holds_the_results_pvc_is_retained() -> None:
+    resources = by_name(committed_run("prod"))
+    assert (resources["operator-ns"]["retainOnDelete"], resources["operator-ns"]["protect"]) == (True, False)
+    assert resources["jobset-ns"]["retainOnDelete"] is False
