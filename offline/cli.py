@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue.errors import ConfigError
+from aiperf_kueue import installs
+from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack_file, stack_file_for, stack_name_of
 from aiperf_kueue.stack_plan import plan_values
 from offline import diff, markdown, report, sources, submissions
@@ -39,6 +40,9 @@ class PlanResult:
     plan_data: dict[str, Any]
     warnings: list[str]
     files: dict[str, str]
+    notes: tuple[str, ...] = ()
+    """About this machine rather than the stack (a local chart not checked out here): printed to
+    stderr, kept out of the files so that a plan is the same wherever it is made."""
 
 
 def compute_plan(path: Path, source: str | None = None) -> PlanResult:
@@ -47,7 +51,8 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
     source = source if source is not None else str(path)
     try:
         values, secret_keys = read_stack_file(path)
-        plan_values(values, source, ROOT)  # keeps a bad stack from registering anything; the program reuses it
+        # Keeps a bad stack from registering anything; the program reuses it.
+        config = plan_values(values, source, ROOT).config
     except ConfigError as exc:
         raise ConfigError(source, exc.problems) from None
     name = stack_name_of(path)
@@ -71,7 +76,8 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "plan.json": report.to_json(plan_data),
         "charts.yaml": report.charts_yaml(outputs.get("charts", {})),
     }
-    return PlanResult(name, source, records, outputs, plan_data, run.warnings, files)
+    notes = tuple(filter(None, [installs.local_chart_warning(config, ROOT)]))
+    return PlanResult(name, source, records, outputs, plan_data, run.warnings, files, notes)
 
 
 def write_plan(result: PlanResult, out: Path | None) -> Path:
@@ -133,10 +139,18 @@ def plan(stack: str, out: Path | None, output_format: str = "text") -> int:
     (console text, or with ``output_format="markdown"`` the report ``diff`` writes)."""
     path = stack_file_for(stack, _stacks_dir())
     try:
+        if out is not None and out.exists() and not out.is_dir():
+            raise ConfigError(str(out), [Problem("", "--out is a file: plan writes a directory of files")])
         result = compute_plan(path)
+        try:
+            target = write_plan(result, out)
+        except OSError as exc:
+            where = out if out is not None else Path("out") / result.name
+            raise ConfigError(str(where), [Problem("", f"cannot write the plan: {exc.strerror or exc}")]) from None
     except ConfigError as exc:
         return _invalid(exc)
-    target = write_plan(result, out)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     if output_format == "markdown":
         single = diff.compare(None, _as_plan(result, f"`{stack}` (`{path}`)"))
         print(markdown.render(single, f"aiperf-kueue plan: `{result.name}`"), end="")
@@ -161,33 +175,47 @@ def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_r
     """Compare two plans (stacks, ``plan --out`` directories or ``REV:STACK``) as Markdown."""
     notes: list[str] = []
     sides: list[diff.Plan] = []
-    with sources.temporary_directory() as tmp:
-        try:
+    try:
+        if out is not None and out.is_dir():
+            raise ConfigError(str(out), [Problem("", "--out is a directory: diff writes the report to a file")])
+        with sources.temporary_directory() as tmp:
             for index, arg in enumerate((base, head)):
-                if sources.is_plan_dir(arg):
-                    sides.append(sources.load_plan_dir(Path(arg)))
-                    continue
-                if sources.is_revision(arg):
-                    rev, _, stack = arg.partition(":")
-                    into = Path(tmp) / str(index)
-                    into.mkdir()
-                    side = sources.read_stack_at_revision(rev, stack, repo_root, into)
-                    notes.append(f"`{arg}` is planned with this checkout's program code, not the code at `{rev}`.")
-                else:
-                    side = sources.stack_side(arg, _stacks_dir())
-                sides.append(_as_plan(compute_plan(side.path, side.source), side.label))
-        except ConfigError as exc:
-            return _invalid(exc)
-    result = diff.compare(sides[0], sides[1], tuple(notes))
-    stack = sides[1].data.get("stack") or head
-    text = markdown.render(result, f"aiperf-kueue diff: `{stack}`")
+                into = Path(tmp) / str(index)
+                into.mkdir()
+                sides.append(_side(arg, into, repo_root, notes))
+        result = diff.compare(sides[0], sides[1], tuple(notes))
+        stack = sides[1].data.get("stack") or head
+        text = markdown.render(result, f"aiperf-kueue diff: `{stack}`")
+        if out is not None:
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(text)
+            except OSError as exc:
+                raise ConfigError(str(out), [Problem("", f"cannot write the report: {exc.strerror or exc}")]) from None
+    except ConfigError as exc:
+        return _invalid(exc)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
         print(f"{result.summary()} Wrote {out}")
     else:
         print(text, end="")
     return EXIT_CHANGES if exit_code and result.has_changes else EXIT_OK
+
+
+def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
+    """One side of ``diff``, planned (``into``: a scratch directory of its own); appends to ``notes``
+    what the report must say about how it was planned."""
+    if sources.is_plan_dir(arg):
+        return sources.load_plan_dir(Path(arg))
+    if sources.is_revision(arg):
+        rev, _, stack = arg.partition(":")
+        at_rev = sources.revision_side(rev, stack, repo_root, into)
+        if at_rev.plan is not None:
+            return at_rev.plan
+        notes.append(at_rev.note)
+        side = at_rev.fallback
+    else:
+        side = sources.stack_side(arg, _stacks_dir())
+    return _as_plan(compute_plan(side.path, side.source), side.label)
 
 
 def main(argv: list[str] | None = None) -> int:

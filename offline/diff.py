@@ -8,11 +8,19 @@ Rules, the ones the program declares and Pulumi applies:
 - Resources are matched by URN without its stack segment, so a stack file and a
   copy of it under another name compare resource by resource.
 - A matched resource whose inputs differ is *updated*, or *replaced* when a changed
-  input lies at (or under, or above) one of its ``replaceOnChanges`` paths.
+  input lies at (or under, or above) one of its ``replaceOnChanges`` paths, or is a
+  Kubernetes object's ``metadata.name`` or ``metadata.namespace`` (pulumi-kubernetes
+  replaces an object it would rename or move), or a Helm chart's ``namespace`` (which
+  moves every object of the chart).
 - A resource only in BASE is *deleted*; ``protect: true`` there means ``pulumi up``
   refuses, ``retainOnDelete`` means it stays in the cluster.
-- Secret values are compared as their ``[secret]`` placeholder: a changed secret
-  alone does not show.
+- Replacing an object that BASE retains (``retainOnDelete``) under the same name fails:
+  the old object stays in the cluster, and the replacement's create meets it
+  (``AlreadyExists``, pulumi-kubernetes ≥ 4.29 creates client-side). The old state's
+  flag decides, so setting ``retainOnDelete: false`` in the same change does not help.
+- Secrets compare by their fingerprints (``[secret 1a2b3c4d]`` of the plaintext,
+  ``[encrypted 1a2b3c4d]`` of a ``secure:`` ciphertext, which re-encryption changes too).
+  A plan written before fingerprints (every secret ``[secret]``) compares secrets as equal.
 """
 
 from __future__ import annotations
@@ -25,12 +33,20 @@ from typing import Any
 
 from aiperf_kueue import quantity
 from aiperf_kueue.errors import key_path
-from aiperf_kueue.loader import SECRET_PLACEHOLDER
+from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN
 
 ACTIONS = ("create", "update", "replace", "delete")
 OPTION_KEYS = ("protect", "retainOnDelete", "deleteBeforeReplace", "replaceOnChanges")
 CLUSTER_QUEUE_SUFFIX = ":ClusterQueue"
 LOCAL_QUEUE_SUFFIX = ":LocalQueue"
+#: What pulumi-kubernetes replaces whatever ``replaceOnChanges`` says: an object's identity.
+IDENTITY_PATHS = ("metadata.name", "metadata.namespace")
+#: A Helm chart's objects take their namespace from the chart's: moving it moves (replaces) them all.
+CHART_IDENTITY_PATHS = ("namespace",)
+#: A secret input as ``plan`` writes it: a fingerprint of its plaintext.
+SECRET_PATTERN = re.compile(r"\[secret [0-9a-f]{8}\]")
+#: How plans written before fingerprints show every secret.
+LEGACY_SECRET = "[secret]"
 
 
 class _Missing:
@@ -91,6 +107,22 @@ class ResourceChange:
     delete_before_replace: bool = False
     kind: str = ""
     """``Kind namespace/name`` for a Kubernetes object, else empty."""
+
+    already_exists: bool = False
+    """A replace that ``pulumi up`` cannot do: BASE retains the object (``retainOnDelete``), so
+    the old one stays in the cluster under the name the replacement is created with."""
+
+
+def is_secret(value: Any) -> bool:
+    """Whether ``value`` is a secret's placeholder (either fingerprint, or the old ``[secret]``)."""
+    return isinstance(value, str) and bool(
+        value == LEGACY_SECRET or SECRET_PATTERN.fullmatch(value) or SECRET_PLACEHOLDER_PATTERN.fullmatch(value)
+    )
+
+
+def is_encrypted(value: Any) -> bool:
+    """Whether ``value`` is a ``secure:`` value's placeholder (its fingerprint is the ciphertext's)."""
+    return isinstance(value, str) and bool(SECRET_PLACEHOLDER_PATTERN.fullmatch(value))
 
 
 @dataclass(frozen=True)
@@ -188,6 +220,10 @@ class PlanDiff:
     def endangered(self) -> list[ResourceChange]:
         """Protected resources that would be deleted or replaced: ``pulumi up`` stops on them."""
         return [c for c in self.changes if c.protect and c.action in ("delete", "replace")]
+
+    def clashes(self) -> list[ResourceChange]:
+        """Replacements that fail with ``AlreadyExists``: see :attr:`ResourceChange.already_exists`."""
+        return [c for c in self.changes if c.already_exists]
 
 
 # --- matching and field diffs -------------------------------------------------------------
@@ -293,6 +329,28 @@ def _canonical_json(values: dict[tuple[str | int, ...], Any]) -> str:
     return json.dumps(sorted((list(k), v) for k, v in values.items()), sort_keys=True, default=str)
 
 
+def _is_object(record: dict[str, Any]) -> bool:
+    """A Kubernetes object the program declares directly (not a chart, a YAML file or a component)."""
+    inputs = record.get("inputs")
+    return (
+        record["type"].startswith("kubernetes:")
+        and not record["type"].startswith(("kubernetes:helm.sh/", "kubernetes:yaml/"))
+        and isinstance(inputs, dict)
+        and "kind" in inputs
+    )
+
+
+def identity_triggers(record: dict[str, Any], old: Any, new: Any) -> list[str]:
+    """The identity paths (:data:`IDENTITY_PATHS`, :data:`CHART_IDENTITY_PATHS`) whose values differ."""
+    if _is_object(record):
+        paths: tuple[str, ...] = IDENTITY_PATHS
+    elif record["type"].startswith("kubernetes:helm.sh/"):
+        paths = CHART_IDENTITY_PATHS
+    else:
+        return []
+    return replace_triggers(old, new, list(paths))
+
+
 def _kind(record: dict[str, Any]) -> str:
     inputs = record.get("inputs")
     if not isinstance(inputs, dict) or "kind" not in inputs:
@@ -306,7 +364,9 @@ def _kind(record: dict[str, Any]) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}".rstrip()
 
 
-def _change(action: str, record: dict[str, Any], **extra: Any) -> ResourceChange:
+def _change(action: str, record: dict[str, Any], old: dict[str, Any] | None = None, **extra: Any) -> ResourceChange:
+    """``old``: BASE's record of an updated or replaced resource, whose ``retainOnDelete`` the
+    state holds, and so decides what happens to the old object."""
     return ResourceChange(
         action=action,
         key=resource_key(record["urn"]),
@@ -314,7 +374,7 @@ def _change(action: str, record: dict[str, Any], **extra: Any) -> ResourceChange
         name=record["name"],
         type=record["type"],
         protect=bool(record.get("protect")),
-        retain_on_delete=bool(record.get("retainOnDelete")),
+        retain_on_delete=bool((old or record).get("retainOnDelete")),
         delete_before_replace=bool(record.get("deleteBeforeReplace")),
         kind=_kind(record),
         **extra,
@@ -339,8 +399,14 @@ def resource_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> 
             continue
         rules = list(new.get("replaceOnChanges") or [])
         triggers = replace_triggers(old.get("inputs"), new.get("inputs"), rules) if inputs else []
+        identity = identity_triggers(new, old.get("inputs"), new.get("inputs")) if inputs else []
+        triggers += [t for t in identity if t not in triggers]
         action = "replace" if triggers else "update"
-        changes.append(_change(action, new, fields=(*inputs, *options), replace_because=tuple(triggers)))
+        # The old state's retainOnDelete decides what happens to the old object (pulumi/pulumi#13428).
+        clash = action == "replace" and bool(old.get("retainOnDelete")) and _is_object(new) and not identity
+        changes.append(
+            _change(action, new, old, fields=(*inputs, *options), replace_because=tuple(triggers), already_exists=clash)
+        )
     changes += [_change("delete", r) for key, r in old_by_key.items() if key not in new_keys]
     order = {a: i for i, a in enumerate(ACTIONS)}
     return sorted(changes, key=lambda c: (order[c.action], c.name, c.key))
@@ -444,8 +510,8 @@ def hierarchy(resources: list[dict[str, Any]]) -> Hierarchy:
     local_queues: list[LocalQueueNode] = []
     for r in resources:
         inputs = r.get("inputs") if isinstance(r.get("inputs"), dict) else {}
-        meta = inputs.get("metadata") or {}
-        spec = inputs.get("spec") or {}
+        meta = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
+        spec = inputs.get("spec") if isinstance(inputs.get("spec"), dict) else {}
         if r["type"].endswith(CLUSTER_QUEUE_SUFFIX) and isinstance(meta.get("name"), str):
             cohort = spec.get("cohortName", spec.get("cohort"))
             cluster_queues[meta["name"]] = cohort if isinstance(cohort, str) else None
@@ -459,32 +525,60 @@ def hierarchy(resources: list[dict[str, Any]]) -> Hierarchy:
 # --- the whole comparison -------------------------------------------------------------------
 
 
-def _has_secret(value: Any) -> bool:
+def _has_legacy_secret(value: Any) -> bool:
     if isinstance(value, dict):
-        return any(_has_secret(v) for v in value.values())
+        return any(_has_legacy_secret(v) for v in value.values())
     if isinstance(value, list):
-        return any(_has_secret(v) for v in value)
-    return value == SECRET_PLACEHOLDER
+        return any(_has_legacy_secret(v) for v in value)
+    return value == LEGACY_SECRET
+
+
+def _without_fingerprints(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_fingerprints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_fingerprints(v) for v in value]
+    return LEGACY_SECRET if is_secret(value) else value
+
+
+def _legacy(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "inputs": _without_fingerprints(r.get("inputs"))} for r in resources]
 
 
 def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanDiff:
     """Compare BASE to HEAD; with ``base=None``, HEAD alone (everything to create)."""
     base_resources = base.resources if base is not None else []
+    head_resources = head.resources
     base_data = base.data if base is not None else {}
     rows = quota_rows(base_data.get("quotas") or {}, head.data.get("quotas") or {})
     base_warnings = list(base_data.get("warnings") or [])
     head_warnings = list(head.data.get("warnings") or [])
-    secret = sum(1 for r in head.resources if _has_secret(r.get("inputs")))
-    if base is not None and secret:
-        notes = (
-            *notes,
-            f"Secret inputs compare as `{SECRET_PLACEHOLDER}` ({secret} resource(s) have some): a change inside a "
-            "secret does not show here; `pulumi preview` shows it.",
-        )
+    if base is not None:
+        base_stack, head_stack = base_data.get("stack"), head.data.get("stack")
+        if base_stack and head_stack and base_stack != head_stack:
+            notes = (
+                *notes,
+                f"Base is stack `{base_stack}`, head is stack `{head_stack}`: two different stacks, compared "
+                "resource by resource, not one stack before and after.",
+            )
+        legacy = [
+            side
+            for side, p in (("base", base), ("head", head))
+            if any(_has_legacy_secret(r.get("inputs")) for r in p.resources)
+        ]
+        if legacy:
+            # Such a plan shows every secret as the same "[secret]": comparing a fingerprint with it says nothing.
+            base_resources, head_resources = _legacy(base_resources), _legacy(head_resources)
+            notes = (
+                *notes,
+                f"The {' and '.join(legacy)} plan{'s' if len(legacy) > 1 else ''} show{'' if len(legacy) > 1 else 's'}"
+                f" every secret as `{LEGACY_SECRET}` (planned by code from before secrets had fingerprints): "
+                "secrets compare as equal here; `pulumi preview` shows a change inside one.",
+            )
     return PlanDiff(
         base=base,
         head=head,
-        changes=tuple(resource_changes(base_resources, head.resources)),
+        changes=tuple(resource_changes(base_resources, head_resources)),
         quotas=tuple(r for r in rows if r.old != r.new),
         pools=tuple(pool_rows(base_data, head.data)),
         hierarchy=hierarchy(head.resources),

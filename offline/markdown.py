@@ -1,22 +1,35 @@
 """Render a :class:`offline.diff.PlanDiff` as GitHub-flavoured Markdown, for a pull request comment.
 
-Sections: the summary line, a caution block for protected resources that would go, the
-quota changes and the pools' "handed out vs inventory", the resources with their changed
-inputs, new warnings, and a Mermaid flowchart of HEAD's queue hierarchy.
+Sections: the summary line, caution blocks for protected resources that would go and for
+replacements that would fail, the quota changes and the pools' "handed out vs inventory",
+the resources with their changed inputs (and a line diff of each long value), new warnings,
+and a Mermaid flowchart of HEAD's queue hierarchy. A single plan (no BASE) also gets its
+AIPerfJobs and AIPerf's preflight.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from typing import Any
 
-from offline.diff import MISSING, PlanDiff, ResourceChange
+from offline.diff import (
+    CHART_IDENTITY_PATHS,
+    IDENTITY_PATHS,
+    MISSING,
+    FieldChange,
+    PlanDiff,
+    ResourceChange,
+    is_encrypted,
+    is_secret,
+)
 
 #: First line of every report (``{stack}``: HEAD's stack): lets a workflow find, and update, its comment.
 MARKER = "<!-- aiperf-kueue-diff stack={stack} -->"
 MAX_FIELDS = 12
 MAX_VALUE = 48
+CHART = "kubernetes:helm.sh/"
 
 
 def _cell(text: str) -> str:
@@ -38,13 +51,30 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def _value(value: Any) -> str:
+def _text(value: Any) -> str:
     if value is MISSING:
         return "(absent)"
-    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _value(value: Any) -> str:
+    text = _text(value)
     if len(text) > MAX_VALUE:
         text = text[: MAX_VALUE - 1] + "…"
     return text
+
+
+def is_long(f: FieldChange) -> bool:
+    """Whether a side of the change is cut in the table, so that only a line diff shows it."""
+    return any(v is not MISSING and len(_text(v)) > MAX_VALUE for v in (f.old, f.new))
+
+
+def _secret_note(f: FieldChange) -> str:
+    if not (is_secret(f.old) or is_secret(f.new)):
+        return ""
+    if is_encrypted(f.old) and is_encrypted(f.new):
+        return " (secret changed; may be a re-encryption of the same value)"
+    return " (secret changed)"
 
 
 def _fields(change: ResourceChange) -> str:
@@ -54,10 +84,51 @@ def _fields(change: ResourceChange) -> str:
     for f in change.fields[:MAX_FIELDS]:
         trigger = any(_under(f.path, rule) for rule in change.replace_because)
         path = f"**{_code(f.path)}**" if trigger else _code(f.path)
-        shown.append(f"{path}: {_code(_value(f.old))} → {_code(_value(f.new))}")
+        long = " (line diff below)" if is_long(f) else ""
+        shown.append(f"{path}: {_code(_value(f.old))} → {_code(_value(f.new))}{_secret_note(f)}{long}")
     if len(change.fields) > MAX_FIELDS:
         shown.append(f"… and {len(change.fields) - MAX_FIELDS} more")
     return "<br>".join(shown)
+
+
+def _lines(value: Any) -> list[str]:
+    if value is MISSING:
+        return []
+    if isinstance(value, str):
+        return value.splitlines()
+    return json.dumps(value, indent=2, sort_keys=True).splitlines()
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def long_value_diffs(diff: PlanDiff) -> list[str]:
+    """A collapsed unified diff per changed field that the table cuts short (``MAX_VALUE``)."""
+    out: list[str] = []
+    for change in diff.changes:
+        for f in change.fields[:MAX_FIELDS]:
+            if not is_long(f):
+                continue
+            body = "\n".join(difflib.unified_diff(_lines(f.old), _lines(f.new), "base", "head", lineterm=""))
+            fence = _fence(body)
+            out += [
+                f"<details><summary><code>{_html(change.name)}</code> <code>{_html(f.path)}</code></summary>",
+                "",
+                f"{fence}diff",
+                body,
+                fence,
+                "",
+                "</details>",
+                "",
+            ]
+    return out
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _under(path: str, rule: str) -> bool:
@@ -68,9 +139,21 @@ def _under(path: str, rule: str) -> bool:
 def _notes(change: ResourceChange) -> str:
     notes = []
     if change.action == "replace":
-        notes.append("replaceOnChanges: " + ", ".join(_code(r) for r in change.replace_because))
+        moved = [r for r in change.replace_because if r in IDENTITY_PATHS and not change.type.startswith(CHART)]
+        charted = [r for r in change.replace_because if r in CHART_IDENTITY_PATHS and change.type.startswith(CHART)]
+        declared = [r for r in change.replace_because if r not in (*moved, *charted)]
+        if declared:
+            notes.append("replaceOnChanges: " + ", ".join(_code(r) for r in declared))
+        if moved:
+            notes.append(
+                f"{' and '.join(_code(r) for r in moved)} changes: pulumi-kubernetes replaces a renamed or moved object"
+            )
+        if charted:
+            notes.append("`namespace` changes: every object of the chart moves, so each is replaced")
         if change.delete_before_replace:
             notes.append("delete before replace")
+    if change.already_exists:
+        notes.append("**fails: `AlreadyExists` (the retained old object keeps the name)**")
     if change.protect and change.action in ("delete", "replace"):
         notes.append("**protected: `pulumi up` refuses**")
     elif change.protect:
@@ -79,7 +162,7 @@ def _notes(change: ResourceChange) -> str:
         notes.append("retainOnDelete")
     if change.retain_on_delete and change.action == "delete":
         notes.append("retained in the cluster (retainOnDelete)")
-    elif change.retain_on_delete and change.action == "replace":
+    elif change.retain_on_delete and change.action == "replace" and not change.already_exists:
         notes.append("the old object is left in the cluster (retainOnDelete)")
     return "; ".join(notes) or "—"
 
@@ -89,9 +172,56 @@ def _short_type(type_: str) -> str:
 
 
 def resources_table(diff: PlanDiff) -> list[str]:
-    """One row per changed resource: action, name, kind, changed fields, notes."""
+    """One row per changed resource: action, name, kind, changed fields (not for a single plan), notes."""
+    if diff.base is None:
+        rows = [[c.action, _code(c.name), c.kind or _short_type(c.type), _notes(c)] for c in diff.changes]
+        return table(["action", "resource", "kind", "notes"], rows)
     rows = [[c.action, _code(c.name), c.kind or _short_type(c.type), _fields(c), _notes(c)] for c in diff.changes]
     return table(["action", "resource", "kind", "changed inputs (base → head)", "notes"], rows)
+
+
+def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
+    """``plan``'s AIPerfJobs (``plan.json`` ``jobs``): where each runs, its pods, and how many fit at once."""
+    rows = []
+    for job in jobs:
+        at_once = job.get("fitOnNominal")
+        requests = job.get("requests") or {}
+        rows.append(
+            [
+                str(job.get("name", "")),
+                str(job.get("namespace", "")),
+                str(job.get("queue", "")),
+                str(job.get("priorityClass") or "—"),
+                str(job.get("pods", "")),
+                str(requests.get("cpu", "0")),
+                str(requests.get("memory", "0")),
+                ",".join(job.get("flavor") or []) or "—",
+                "unlimited" if at_once is None else str(at_once) + (" (borrowing)" if job.get("borrowing") else ""),
+            ]
+        )
+    header = ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"]
+    return table(header, rows)
+
+
+def preflight_table(rows: list[dict[str, Any]]) -> list[str]:
+    """AIPerf's "Kueue Queue" preflight per submission (``plan.json`` ``preflight``), as ``plan`` prints it."""
+    out = []
+    for r in rows:
+        notes = []
+        if r.get("status") != "PASS" and r.get("fix"):
+            notes.append(f"fix: {r['fix']}")
+        if r.get("queueName") is None and r.get("then"):
+            notes.append(f"then: {r['then']}")
+        status = str(r.get("status", ""))
+        out.append(
+            [
+                status if status == "PASS" else f"**{status}**",
+                str(r.get("subject", "")),
+                str(r.get("message", "")),
+                "<br>".join(notes) or "—",
+            ]
+        )
+    return table(["status", "submission", "operator's message", "notes"], out)
 
 
 def quota_table(diff: PlanDiff) -> list[str]:
@@ -129,15 +259,24 @@ def pool_table(diff: PlanDiff) -> list[str]:
     return table(["pool", "resource", "handed out", "pool total (inventory less headroom)", "unassigned"], rows)
 
 
-_ID = re.compile(r"[^A-Za-z0-9_]")
-
-
-def _node_id(prefix: str, *parts: str) -> str:
-    return prefix + "_" + "__".join(_ID.sub("_", p) for p in parts)
-
-
 def _label(text: str) -> str:
     return text.replace('"', "#quot;")
+
+
+class _Ids:
+    """Node ids numbered per kind (``cq1``, ``lq2``): names go in the labels, so no two names can
+    map to one id, however they are spelled."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, ...], str] = {}
+        self._count: dict[str, int] = {}
+
+    def __call__(self, kind: str, *names: str) -> str:
+        key = (kind, *names)
+        if key not in self._ids:
+            self._count[kind] = self._count.get(kind, 0) + 1
+            self._ids[key] = f"{kind}{self._count[kind]}"
+        return self._ids[key]
 
 
 def mermaid(diff: PlanDiff) -> list[str]:
@@ -147,11 +286,12 @@ def mermaid(diff: PlanDiff) -> list[str]:
     that are created or replaced get the ``created``/``replaced`` class.
     """
     h = diff.hierarchy
+    node = _Ids()
     lines = ["flowchart LR"]
     edges: list[str] = []
     cohorts = sorted({c for c in h.cluster_queues.values() if c is not None})
     for cohort in cohorts:
-        lines.append(f'  {_node_id("cohort", cohort)}{{{{"cohort {_label(cohort)}"}}}}')
+        lines.append(f'  {node("cohort", cohort)}{{{{"cohort {_label(cohort)}"}}}}')
     known_cqs = list(h.cluster_queues)
     for lq in h.local_queues:
         if lq.cluster_queue not in known_cqs:
@@ -159,30 +299,30 @@ def mermaid(diff: PlanDiff) -> list[str]:
     changed: dict[str, list[str]] = {"created": [], "replaced": []}
     actions = {c.kind: c.action for c in diff.changes}
 
-    def mark(node: str, *kinds: str) -> None:
+    def mark(node_id: str, *kinds: str) -> None:
         action = next((actions[k] for k in kinds if k in actions), None)
         if action in ("create", "replace"):
-            changed["created" if action == "create" else "replaced"].append(node)
+            changed["created" if action == "create" else "replaced"].append(node_id)
 
     for cq in known_cqs:
         suffix = "" if cq in h.cluster_queues else " (not in this stack)"
-        lines.append(f'  {_node_id("cq", cq)}["ClusterQueue {_label(cq)}{suffix}"]')
-        mark(_node_id("cq", cq), f"ClusterQueue {cq}")
+        lines.append(f'  {node("cq", cq)}["ClusterQueue {_label(cq)}{suffix}"]')
+        mark(node("cq", cq), f"ClusterQueue {cq}")
         cohort = h.cluster_queues.get(cq)
         if cohort is not None:
-            edges.append(f"  {_node_id('cohort', cohort)} --> {_node_id('cq', cq)}")
+            edges.append(f"  {node('cohort', cohort)} --> {node('cq', cq)}")
     namespaces: list[str] = []
     for lq in h.local_queues:
-        lq_id = _node_id("lq", lq.namespace, lq.name)
+        lq_id = node("lq", lq.namespace, lq.name)
         lines.append(f'  {lq_id}(["LocalQueue {_label(lq.namespace)}/{_label(lq.name)}"])')
-        edges.append(f"  {_node_id('cq', lq.cluster_queue)} --> {lq_id}")
+        edges.append(f"  {node('cq', lq.cluster_queue)} --> {lq_id}")
         if lq.namespace not in namespaces:
             namespaces.append(lq.namespace)
-        edges.append(f"  {lq_id} --> {_node_id('ns', lq.namespace)}")
+        edges.append(f"  {lq_id} --> {node('ns', lq.namespace)}")
         mark(lq_id, f"LocalQueue {lq.namespace}/{lq.name}")
     for ns in namespaces:
-        lines.append(f'  {_node_id("ns", ns)}[/"namespace {_label(ns)}"/]')
-        mark(_node_id("ns", ns), f"Namespace {ns}", f"NamespacePatch {ns}")
+        lines.append(f'  {node("ns", ns)}[/"namespace {_label(ns)}"/]')
+        mark(node("ns", ns), f"Namespace {ns}", f"NamespacePatch {ns}")
     lines += edges
     lines.append("  classDef created fill:#dafbe1,stroke:#1a7f37")
     lines.append("  classDef replaced fill:#fff8c5,stroke:#9a6700")
@@ -209,6 +349,19 @@ def render(diff: PlanDiff, title: str) -> str:
         for c in endangered:
             out.append(f"> - **{c.action}** {_code(c.name)} ({c.kind or _short_type(c.type)})")
         out.append("")
+    clashes = diff.clashes()
+    if clashes:
+        out.append("> [!CAUTION]")
+        out.append("> These replacements fail on `pulumi up` with `AlreadyExists`: `retainOnDelete` leaves the old")
+        out.append("> object in the cluster (and drops it from the state), and its replacement is created under the")
+        out.append("> same name:")
+        for c in clashes:
+            out.append(f"> - **{c.action}** {_code(c.name)} ({c.kind or _short_type(c.type)})")
+        out.append(">")
+        out.append("> Give the changed run a new name (the old one stays, with its results), or first set")
+        out.append("> `retainOnDelete: false` on that job and `pulumi up` (the state's flag decides what happens to")
+        out.append("> the old object), then make this change.")
+        out.append("")
     if diff.quotas:
         out += ["### Quotas", ""]
         out += quota_table(diff)
@@ -221,6 +374,18 @@ def render(diff: PlanDiff, title: str) -> str:
         out += ["### Resources", ""]
         out += resources_table(diff)
         out.append("")
+        out += long_value_diffs(diff)
+    if diff.base is None:
+        jobs = diff.head.data.get("jobs") or []
+        out += ["### AIPerfJobs", ""]
+        if jobs:
+            out += ["Each proven to fit its ClusterQueue on an empty cluster.", "", *jobs_table(jobs), ""]
+        else:
+            out += ["None.", ""]
+        preflight = diff.head.data.get("preflight") or []
+        if preflight:
+            out += [f'### AIPerf preflight "Kueue Queue" ({len(preflight)} submissions)', ""]
+            out += [*preflight_table(preflight), ""]
     if diff.new_warnings or diff.resolved_warnings:
         out += ["### Warnings", ""]
         out += [f"- new: {w}" if diff.base is not None else f"- {w}" for w in diff.new_warnings]

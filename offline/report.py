@@ -5,18 +5,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, fingerprint
 from offline import yaml_text
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
-SECRET_VALUE = "[secret]"
+#: What a Pulumi secret input becomes in ``plan`` output: a fingerprint of its plaintext, so that
+#: ``diff`` sees it change. The plaintext is in clear in the stack file already (a ``secure:``
+#: value arrives as its ``[encrypted ...]`` placeholder and stays that), so the digest reveals nothing new.
+SECRET_VALUE = "[secret {fingerprint}]"
+
+
+def secret_value(plain: Any) -> str:
+    """A secret's plaintext (already :func:`clean`) → ``[secret 1a2b3c4d]``; a ``secure:``
+    placeholder stays as it is."""
+    if isinstance(plain, str) and SECRET_PLACEHOLDER_PATTERN.fullmatch(plain):
+        return plain
+    text = plain if isinstance(plain, str) else json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    return SECRET_VALUE.format(fingerprint=fingerprint(text))
 
 
 def clean(value: Any) -> Any:
     """Recorded inputs → plain data: whole floats back to ints (protobuf doubles),
-    secrets replaced by a placeholder, unknowns by ``null``."""
+    secrets replaced by :func:`secret_value`, unknowns by ``null``."""
     if isinstance(value, dict):
         if value.get(SECRET_SIG) == "1b47061264138c4ac30d75fd1eb44270":
-            return SECRET_VALUE
+            return secret_value(clean(value.get("value")))
         return {k: clean(v) for k, v in value.items()}
     if isinstance(value, list):
         return [clean(v) for v in value]

@@ -5,8 +5,10 @@ Each side is one of:
 - a ``plan --out`` directory (``resources.json`` and ``plan.json`` in it), read as is;
 - a stack: a name under ``stacks/`` (``prod``) or a path to a stack file, planned now;
 - ``REV:STACK``: the stack file as committed at a git revision (``origin/main:prod``),
-  read with ``git show REV:./stacks/Pulumi.STACK.yaml`` from the repository root and
-  planned now, with this checkout's program code.
+  planned by the program code at that revision: the revision's tree (``git archive``)
+  runs its own ``plan`` in a subprocess, so a change to the program shows in the diff.
+  When that code cannot plan it (no ``offline/cli.py`` there, or its ``plan`` fails), the
+  revision's stack file is planned with this checkout's code instead, and the report says so.
 
 Problems raise :class:`ConfigError`, so they print like ``plan``'s: one line each,
 ``<source>: aiperf-kueue:<path>: <message>``.
@@ -14,18 +16,44 @@ Problems raise :class:`ConfigError`, so they print like ``plan``'s: one line eac
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
+import sys
+import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue.errors import ConfigError, Problem
+from aiperf_kueue.errors import PROJECT, ConfigError, Problem
 from aiperf_kueue.loader import stack_file_for
-from offline.diff import Plan
+from offline.diff import Plan, parse_property_path
 
 PLAN_FILES = ("resources.json", "plan.json")
+#: Seconds a revision's own ``plan`` may take (prod takes about two).
+PLAN_TIMEOUT = 600
+#: At most this many problems per malformed file: one is enough to see it is not a plan.
+MAX_PROBLEMS = 10
+OPTION_FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
+
+#: Runs a revision's own ``plan`` (``python -c``, working directory: the revision's tree).
+#: The editable install of this project (``-e .``) maps ``aiperf_kueue``, ``components`` and
+#: ``offline`` to this checkout with a finder that only answers what the path does not, so a
+#: module the revision lacks would come from here: drop that finder, then check where the
+#: packages came from.
+BOOTSTRAP = """\
+import os, sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+import aiperf_kueue, offline.cli
+tree = os.path.realpath(os.getcwd()) + os.sep
+for module in (aiperf_kueue, offline.cli):
+    if not os.path.realpath(module.__file__).startswith(tree):
+        sys.exit(f"{module.__name__} was imported from {module.__file__}, not from the revision's tree")
+sys.argv[0] = "aiperf-kueue"
+sys.exit(offline.cli.main())
+"""
 
 
 @dataclass(frozen=True)
@@ -47,8 +75,9 @@ def is_revision(arg: str) -> bool:
     return ":" in arg and not Path(arg).exists()
 
 
-def load_plan_dir(directory: Path) -> Plan:
-    """A ``plan --out`` directory as a :class:`Plan`."""
+def load_plan_dir(directory: Path, label: str | None = None) -> Plan:
+    """A ``plan --out`` directory as a :class:`Plan`; :class:`ConfigError` unless both files
+    have the shape ``plan`` writes (what ``diff`` reads of them)."""
     loaded: dict[str, Any] = {}
     for name in PLAN_FILES:
         file = directory / name
@@ -58,19 +87,97 @@ def load_plan_dir(directory: Path) -> Plan:
             raise ConfigError(
                 str(directory), [Problem("", f"no {name} here: expected a 'plan --out' directory or a stack")]
             ) from None
-        except (OSError, json.JSONDecodeError) as exc:
+        except OSError as exc:
+            raise ConfigError(str(file), [Problem("", f"cannot read: {exc.strerror or exc}")]) from None
+        except ValueError as exc:  # not JSON, or not UTF-8
             raise ConfigError(str(file), [Problem("", f"cannot read: {exc}")]) from None
     resources, data = loaded["resources.json"], loaded["plan.json"]
-    if not isinstance(resources, list) or not isinstance(data, dict):
-        message = "resources.json must be a list and plan.json a mapping, as 'plan' writes them"
-        raise ConfigError(str(directory), [Problem("", message)])
-    return Plan(f"`{directory}` (a `plan --out` directory)", resources, data)
+    for name, problems in (("resources.json", _resources_problems(resources)), ("plan.json", _plan_problems(data))):
+        if problems:
+            if len(problems) > MAX_PROBLEMS:
+                problems = [*problems[:MAX_PROBLEMS], f"… and {len(problems) - MAX_PROBLEMS} more"]
+            raise ConfigError(str(directory / name), [Problem("", m) for m in problems])
+    return Plan(
+        label or f"`{directory}` (a `plan --out` directory, planned by whichever code wrote it)", resources, data
+    )
+
+
+_WRITES = "as 'plan' writes it"
+
+
+def _resources_problems(resources: Any) -> list[str]:
+    """What keeps ``resources`` from being ``resources.json`` as ``plan`` writes it."""
+    if not isinstance(resources, list):
+        return [f"must be a list of resources {_WRITES}, got {_kind_of(resources)}"]
+    problems = []
+    for i, r in enumerate(resources):
+        if not isinstance(r, dict):
+            problems.append(
+                f"[{i}]: must be a resource (a mapping with urn, type, name, inputs) {_WRITES}, got {_shown(r)}"
+            )
+            continue
+        problems += [
+            f"[{i}].{k}: must be a string, got {_shown(r.get(k))}"
+            for k in ("urn", "type", "name")
+            if not isinstance(r.get(k), str)
+        ]
+        problems += [
+            f"[{i}].{k}: must be true or false, got {_shown(r[k])}"
+            for k in OPTION_FLAGS
+            if r.get(k, False) not in (True, False)
+        ]
+        rules = r.get("replaceOnChanges") or []
+        if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+            problems.append(f"[{i}].replaceOnChanges: must be a list of property paths, got {_shown(rules)}")
+            continue
+        for rule in rules:
+            try:
+                parse_property_path(rule)
+            except ValueError as exc:
+                problems.append(f"[{i}].replaceOnChanges: {exc}")
+    return problems
+
+
+def _plan_problems(data: Any) -> list[str]:
+    """What keeps ``data`` from being ``plan.json`` as ``plan`` writes it (the parts ``diff`` reads)."""
+    if not isinstance(data, dict):
+        return [f"must be a mapping {_WRITES}, got {_kind_of(data)}"]
+    problems = []
+    if not isinstance(data.get("stack", ""), str):
+        problems.append(f"stack: must be a string, got {_shown(data['stack'])}")
+    warnings = data.get("warnings") or []
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        problems.append(f"warnings: must be a list of strings, got {_shown(warnings)}")
+    for key, depth, shape in (
+        ("quotas", 3, "{ClusterQueue: {flavor: {resource: quantity}}}"),
+        ("pools", 2, "{pool: {resource: quantity}}"),
+    ):
+        if not _nested(data.get(key) or {}, depth):
+            problems.append(f"{key}: must be {shape}, got {_shown(data[key])}")
+    return problems
+
+
+def _nested(value: Any, depth: int) -> bool:
+    """Whether ``value`` is ``depth`` levels of mappings."""
+    if depth == 0:
+        return True
+    return isinstance(value, dict) and all(_nested(v, depth - 1) for v in value.values())
+
+
+def _kind_of(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), _shown(value))
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut short: enough to recognise it in a one-line error."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def stack_side(arg: str, stacks_dir: Path) -> StackSide:
     """A stack name or stack file path."""
     path = stack_file_for(arg, stacks_dir)
-    return StackSide(path, str(path), f"`{arg}` (`{path}`)")
+    return StackSide(path, str(path), f"`{arg}` (`{path}`, planned with this checkout's program code)")
 
 
 def revision_path(stack: str) -> str:
@@ -103,6 +210,104 @@ def read_stack_at_revision(rev: str, stack: str, repo_root: Path, into: Path) ->
     target.write_text(done.stdout)
     label = f"`{rev}:{stack}` (`{repo_path}` at `{rev}`, planned with this checkout's program code)"
     return StackSide(target, source, label)
+
+
+class RevisionPlanError(Exception):
+    """The code at a revision could not plan its stack (the message says why)."""
+
+
+@dataclass(frozen=True)
+class RevisionSide:
+    """``REV:STACK``: planned by the revision's own code (``plan``), or else its stack file to plan
+    with this checkout's code (``fallback``) and why (``note``)."""
+
+    plan: Plan | None
+    fallback: StackSide
+    note: str = ""
+
+
+def revision_side(rev: str, stack: str, repo_root: Path, into: Path) -> RevisionSide:
+    """``STACK`` at ``rev``, planned by the program code at ``rev`` where it can be (see the
+    module docstring); :class:`ConfigError` if git cannot show the stack file, or if the
+    revision's own ``plan`` finds its config invalid (exit 2)."""
+    fallback = read_stack_at_revision(rev, stack, repo_root, into)
+    repo_path = revision_path(stack)
+    try:
+        tree = into / "tree"
+        extract_revision(rev, repo_root, tree)
+        plan = plan_with_code_at(rev, repo_path, tree, into / "plan")
+    except RevisionPlanError as exc:
+        note = (
+            f"The program code at `{rev}` could not plan `{stack}` ({exc}), so this checkout's code planned "
+            f"`{rev}:{stack}`: what the program's code changed since `{rev}` does not show here."
+        )
+        return RevisionSide(None, fallback, note)
+    label = f"`{rev}:{stack}` (`{repo_path}` at `{rev}`, planned with the program code at `{rev}`)"
+    return RevisionSide(Plan(label, plan.resources, plan.data), fallback)
+
+
+def extract_revision(rev: str, repo_root: Path, tree: Path) -> None:
+    """Write the files of ``rev`` (``git archive``) under ``tree``."""
+    done = subprocess.run(
+        ["git", "-C", str(repo_root), "archive", "--format=tar", rev], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        raise RevisionPlanError(f"git archive failed: {_last_line(done.stderr.decode(errors='replace'))}")
+    tree.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        archive.extractall(tree, filter="data")
+
+
+def plan_with_code_at(rev: str, repo_path: str, tree: Path, out: Path) -> Plan:
+    """Run the revision's own ``plan repo_path --out out`` (this interpreter, working directory
+    and first import path ``tree``) and read what it wrote. :class:`RevisionPlanError` if it has no
+    ``offline/cli.py`` or its ``plan`` fails; :class:`ConfigError` (named ``REV:path``) for the
+    config problems it reports."""
+    if not (tree / "offline" / "cli.py").is_file():
+        raise RevisionPlanError("it has no offline/cli.py")
+    command, env = own_code_command(tree, ["plan", repo_path, "--out", str(out)])
+    try:
+        done = subprocess.run(
+            command, cwd=tree, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise RevisionPlanError(f"its `plan` did not finish in {PLAN_TIMEOUT} s") from None
+    problems = _config_problems(done.stderr, repo_path) if done.returncode == 2 else None
+    if problems is not None:
+        raise ConfigError(f"{rev}:{repo_path}", problems)
+    if done.returncode != 0:
+        raise RevisionPlanError(f"its `plan` exited {done.returncode}: {_last_line(done.stderr)}")
+    try:
+        return load_plan_dir(out)
+    except ConfigError as exc:
+        raise RevisionPlanError(f"its `plan` wrote no plan that `diff` can read: {exc.lines()[0]}") from None
+
+
+def own_code_command(tree: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run ``aiperf-kueue ARGS`` from the code in ``tree``
+    (with the working directory ``tree``)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the tree is deleted afterwards: no caches to write
+    return [sys.executable, "-c", BOOTSTRAP, *args], env
+
+
+def _config_problems(stderr: str, repo_path: str) -> list[Problem] | None:
+    """``plan``'s exit-2 lines (``<stack file>: aiperf-kueue:<path>: <message>``) as problems;
+    ``None`` when some line is not one (exit 2 for another reason: a usage error)."""
+    prefix = f"{repo_path}: {PROJECT}:"
+    problems = []
+    for line in filter(None, stderr.splitlines()):
+        if not line.startswith(prefix):
+            return None
+        path, _, message = line.removeprefix(prefix).partition(": ")
+        problems.append(Problem(path, message))
+    return problems or None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
 
 
 def temporary_directory() -> tempfile.TemporaryDirectory[str]:

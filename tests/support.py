@@ -56,3 +56,16 @@ def committed_run(stack: str) -> ProgramRun:
 def by_name(run: ProgramRun) -> dict[str, dict[str, Any]]:
     """Recorded resources keyed by Pulumi resource name."""
     return {r["name"]: r for r in run.resources}
+
+
+#: Where the committed stacks' operator chart is (a checkout of ai-dynamo/aiperf beside this one).
+OPERATOR_CHART_DIR = (ROOT / ".." / "aiperf" / "deploy" / "helm" / "aiperf-operator").resolve()
+#: What ``plan`` of a committed stack prints to stderr about that chart on this machine.
+OPERATOR_CHART_NOTE = (
+    ""
+    if OPERATOR_CHART_DIR.is_dir()
+    else "note: operator.chart: local chart '../aiperf/deploy/helm/aiperf-operator' not found (resolved to "
+    f"{OPERATOR_CHART_DIR}): the merged values were not validated against its values.schema.json, and pulumi up "
+    "cannot render it; check out ai-dynamo/aiperf at the pinned commit there, or point operator.chart at the "
+    "checkout\n"
+)

@@ -26,10 +26,10 @@ import pytest
 import yaml
 
 from aiperf_kueue import installs, manifests
-from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
+from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, parse_config, read_stack_file, stack_name_of
 from aiperf_kueue.stack_plan import plan_stack
 from offline.engine import run_program
-from offline.report import SECRET_SIG, SECRET_VALUE, clean
+from offline.report import SECRET_SIG, clean
 
 try:
     import crd_validation as cv
@@ -42,7 +42,7 @@ API_VERSION = "aiperf.nvidia.com/v1alpha1"
 JOB_TYPE = f"kubernetes:{API_VERSION}:AIPerfJob"
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
 #: What a secret stands for during validation when its plaintext is not at hand (``secure:``
-#: config is redacted to "[secret]" before the program sees it).
+#: config is redacted to its "[encrypted 1a2b3c4d]" placeholder before the program sees it).
 STAND_IN_KEY = "sk-aiperf-0c1d2e3f4a5b6c7d8e9f"
 IMMUTABLE_MESSAGE = "spec.{} is immutable after creation; create a new AIPerfJob to change it"
 
@@ -78,7 +78,7 @@ def unwrap_secrets(value: Any, path: str = "", found: list[str] | None = None) -
             inner = value["value"]
             assert isinstance(inner, str), f"{path}: a secret that is not a string: {inner!r}"
             found.append(path)
-            return (STAND_IN_KEY if inner == SECRET_VALUE else inner), found
+            return (STAND_IN_KEY if SECRET_PLACEHOLDER_PATTERN.fullmatch(inner) else inner), found
         return {k: unwrap_secrets(v, f"{path}.{k}" if path else k, found)[0] for k, v in value.items()}, found
     if isinstance(value, list):
         return [unwrap_secrets(v, f"{path}[{i}]", found)[0] for i, v in enumerate(value)], found
@@ -288,8 +288,8 @@ def test_a_job_using_more_of_the_spec_conforms_on_both_paths(tmp_path: Path, crd
     # Apart from the stand-ins, the registered job is the built one.
     endpoint = built["bench-team-b/llama-rich"]["spec"]["benchmark"]["endpoint"]
     assert (endpoint["apiKey"], endpoint["headers"]) == (
-        SECRET_VALUE,
-        {"X-Team": "perf", "Authorization": SECRET_VALUE},
+        "[encrypted 1ca5e5a6]",
+        {"X-Team": "perf", "Authorization": "[encrypted 702dec33]"},
     )
     endpoint.update(apiKey=STAND_IN_KEY, headers={"X-Team": "perf", "Authorization": STAND_IN_KEY})
     assert {ident(o): o for o in recorded} == built

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from offline.cli import main
-from tests.support import ROOT
+from tests.support import OPERATOR_CHART_NOTE, ROOT
 
 DEV_PLAN = {
     "stack": "dev",
@@ -72,8 +72,9 @@ DEV_PLAN = {
             "status": "PASS",
             "message": "No explicit queue specified but namespace has kueue.x-k8s.io/default-queue-name annotation",
             "fix": None,
-            "then": "no queue label: the JobSet bypasses Kueue (no quota, no gang admission; neither Kueue nor the "
-            "operator routes by the annotation); pass --queue-name aiperf-queue",
+            "then": "the operator labels the JobSet kueue.x-k8s.io/queue-name=aiperf-queue (operator.defaultQueue: "
+            "auto, the LocalQueue every benchmark namespace has) and creates it suspended; Kueue admits it through "
+            "LocalQueue aiperf-queue (ClusterQueue benchmarks)",
         },
     ],
     "aiperfCli": {
@@ -165,7 +166,7 @@ def test_secure_values_never_reach_output(tmp_path: Path, capsys: pytest.Capture
     assert not any("c2VjcmV0LWNpcGhlcnRleHQ" in blob for blob in blobs)
     docs = yaml.safe_load_all((tmp_path / "out" / "manifests.yaml").read_text())
     wpc = next(d for d in docs if d["kind"] == "WorkloadPriorityClass" and d["metadata"]["name"] == "benchmark-high")
-    assert wpc["description"] == "[secret]"
+    assert wpc["description"] == "[encrypted 206a222c]"
 
 
 def test_missing_stack_is_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,5 +186,46 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
+    assert done.stderr == OPERATOR_CHART_NOTE
     assert "Wrote manifests.yaml, resources.json, plan.json, charts.yaml to" in done.stdout
+
+
+def test_plan_out_must_not_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    assert main(["plan", "dev", "--out", str(taken)]) == 2
+    printed = capsys.readouterr()
+    assert (printed.out, printed.err) == (
+        "",
+        f"{taken}: aiperf-kueue:: --out is a file: plan writes a directory of files\n",
+    )
+    assert taken.read_text() == ""
+
+
+def test_a_stack_file_that_is_not_utf8_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stack_file = tmp_path / "Pulumi.latin1.yaml"
+    stack_file.write_bytes(b"config:\n  aiperf-kueue:kueue: {version: caf\xe9}\n")
+    assert main(["plan", str(stack_file), "--out", str(tmp_path / "out")]) == 2
+    printed = capsys.readouterr()
+    assert printed.err == f"{stack_file}: aiperf-kueue:: not UTF-8 text: invalid continuation byte at byte 43\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_local_operator_chart_not_checked_out_is_a_note_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    stack["config"]["aiperf-kueue:operator"] = {"chart": "charts/not-checked-out"}
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    assert main(["plan", str(path), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr()
+    assert printed.err == (
+        "note: operator.chart: local chart 'charts/not-checked-out' not found (resolved to "
+        f"{ROOT / 'charts' / 'not-checked-out'}): the merged values were not validated against its "
+        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at the pinned commit "
+        "there, or point operator.chart at the checkout\n"
+    )
+    # The files are the same wherever the plan is made: the note is not in them.
+    assert "not-checked-out" not in (tmp_path / "out" / "plan.json").read_text()
+    assert "Warnings: none" in printed.out

@@ -28,6 +28,7 @@ from tests.support import ROOT
 DIFF_STACKS = ROOT / "tests" / "diff_stacks"
 PROD_FILE = ROOT / "stacks" / "Pulumi.prod.yaml"
 LLAMA_LATENCY = "jobs-bench-team-a-llama-latency"
+JOB_TYPE = "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob"
 
 
 @functools.cache
@@ -95,12 +96,110 @@ def test_moving_a_namespace_replaces_its_local_queue_and_relabels_the_namespace(
     assert LocalQueueNode("ml-team-b", "aiperf-queue", "research") in diff.hierarchy.local_queues
 
 
-def test_job_concurrency_change_replaces_that_job() -> None:
+def test_job_concurrency_change_replaces_that_job_which_its_retention_makes_fail() -> None:
     diff = compare(prod(), fixture("concurrency"))
     assert diff.summary() == "0 to create, 0 to update, 1 to replace, 0 to delete"
     assert actions(diff.changes) == [("replace", LLAMA_LATENCY, ("spec.benchmark",))]
     assert diff.changes[0].fields == (FieldChange("spec.benchmark.phases[1].concurrency", 50, 64),)
     assert (diff.changes[0].retain_on_delete, diff.changes[0].delete_before_replace) == (True, True)
+    # The retained old job keeps the name its replacement is created with: AlreadyExists.
+    assert [c.name for c in diff.clashes()] == [LLAMA_LATENCY]
+    assert diff.endangered() == []
+
+
+def _record(name: str, meta: dict[str, str], spec: dict[str, object], retain: bool) -> dict[str, object]:
+    return {
+        "type": JOB_TYPE,
+        "name": name,
+        "urn": f"urn:pulumi:s::aiperf-kueue::aiperf-kueue:index:AIPerfJobs${JOB_TYPE}::{name}",
+        "protect": False,
+        "retainOnDelete": retain,
+        "deleteBeforeReplace": True,
+        "replaceOnChanges": ["spec.benchmark"],
+        "inputs": {"apiVersion": "aiperf.nvidia.com/v1alpha1", "kind": "AIPerfJob", "metadata": meta, "spec": spec},
+    }
+
+
+def test_a_retained_replace_fails_only_under_the_same_name_and_only_if_the_old_state_retains() -> None:
+    meta = {"name": "run", "namespace": "bench"}
+    old = _record("job", meta, {"benchmark": {"c": 1}}, retain=True)
+    cases = {
+        "same name": _record("job", meta, {"benchmark": {"c": 2}}, retain=True),
+        # Too late in the same change: the old state's retainOnDelete decides.
+        "retain lifted together": _record("job", meta, {"benchmark": {"c": 2}}, retain=False),
+        "new name": _record("job", {**meta, "name": "run-2"}, {"benchmark": {"c": 2}}, retain=True),
+    }
+    found = {
+        case: [
+            (c.action, c.replace_because, c.already_exists)
+            for c in compare(Plan("b", [old], {}), Plan("h", [new], {})).changes
+        ]
+        for case, new in cases.items()
+    }
+    assert found == {
+        "same name": [("replace", ("spec.benchmark",), True)],
+        "retain lifted together": [("replace", ("spec.benchmark",), True)],
+        "new name": [("replace", ("spec.benchmark", "metadata.name"), False)],
+    }
+    lifted_first = _record("job", meta, {"benchmark": {"c": 1}}, retain=False)
+    (change,) = compare(Plan("b", [lifted_first], {}), Plan("h", [cases["same name"]], {})).changes
+    assert (change.action, change.already_exists) == ("replace", False)
+
+
+def test_moving_kueue_to_another_namespace_replaces_its_protected_namespace_and_chart() -> None:
+    diff = compare(prod(), fixture("kueue-namespace"))
+    assert diff.summary() == "0 to create, 0 to update, 3 to replace, 0 to delete"
+    # The gate is replaced too: a Kueue elsewhere is a new webhook to wait for.
+    assert actions(diff.changes) == [
+        ("replace", "kueue-chart", ("namespace",)),
+        ("replace", "kueue-ns", ("metadata.name",)),
+        ("replace", "kueue-ready", ("releaseDigest", "namespace")),
+    ]
+    assert [(c.action, c.name, c.protect) for c in diff.endangered()] == [
+        ("replace", "kueue-chart", True),
+        ("replace", "kueue-ns", True),
+    ]
+    assert diff.changes[1].fields == (FieldChange("metadata.name", "kueue-system", "kueue-alt"),)
+    assert diff.clashes() == []
+
+
+def test_switching_kueue_source_to_manifests_creates_them_and_deletes_the_protected_chart() -> None:
+    diff = compare(prod(), fixture("kueue-manifests"))
+    assert diff.summary() == "1 to create, 0 to update, 1 to replace, 2 to delete"
+    assert [(c.action, c.name, c.kind or c.type, c.protect) for c in diff.changes] == [
+        ("create", "kueue-manifests", "kubernetes:yaml/v2:ConfigFile", True),
+        # Another release (the manifests' digest): the gate waits for its webhook again.
+        ("replace", "kueue-ready", "pulumi-python:dynamic/aiperf-kueue:KueueReadinessGate", False),
+        ("delete", "kueue-chart", "kubernetes:helm.sh/v4:Chart", True),
+        ("delete", "kueue-ns", "Namespace kueue-system", True),
+    ]
+    assert [(c.action, c.name) for c in diff.endangered()] == [("delete", "kueue-chart"), ("delete", "kueue-ns")]
+
+
+def test_identity_rules_apply_to_kubernetes_objects_and_chart_namespaces_only() -> None:
+    def changes(type_: str, old: dict[str, object], new: dict[str, object]) -> list[tuple[str, tuple[str, ...]]]:
+        base = {"type": type_, "name": "r", "urn": f"urn:pulumi:s::p::{type_}::r", "inputs": old}
+        return [
+            (c.action, c.replace_because)
+            for c in compare(Plan("b", [base], {}), Plan("h", [{**base, "inputs": new}], {})).changes
+        ]
+
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}
+    assert changes("kubernetes:core/v1:Namespace", ns, {**ns, "metadata": {"name": "b"}}) == [
+        ("replace", ("metadata.name",))
+    ]
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "x"}, "data": {"k": "1"}}
+    assert changes("kubernetes:core/v1:ConfigMap", cm, {**cm, "metadata": {"name": "a", "namespace": "y"}}) == [
+        ("replace", ("metadata.namespace",))
+    ]
+    assert changes("kubernetes:core/v1:ConfigMap", cm, {**cm, "data": {"k": "2"}}) == [("update", ())]
+    chart = {"chart": "oci://x", "namespace": "a", "name": "kueue"}
+    assert changes("kubernetes:helm.sh/v4:Chart", chart, {**chart, "namespace": "b"}) == [("replace", ("namespace",))]
+    # Not a Kubernetes object: a namespace input is just an input.
+    gate = {"namespace": "a"}
+    assert changes("pulumi-python:dynamic/aiperf-kueue:KueueReadinessGate", gate, {"namespace": "b"}) == [
+        ("update", ())
+    ]
 
 
 def test_cancel_updates_the_job_in_place() -> None:
@@ -135,6 +234,11 @@ def test_a_renamed_copy_matches_resource_by_resource(tmp_path: Path) -> None:
     copy.write_text(PROD_FILE.read_text())
     diff = compare(prod(), planned(copy))
     assert diff.summary() == "No changes."
+    assert diff.notes == (
+        "Base is stack `prod`, head is stack `other`: two different stacks, compared resource by resource, "
+        "not one stack before and after.",
+    )
+    assert compare(prod(), prod()).notes == ()
     assert resource_key("urn:pulumi:other::aiperf-kueue::a$b::c") == "aiperf-kueue::a$b::c"
 
 
@@ -223,7 +327,8 @@ def test_diff_reads_plan_out_directories(tmp_path: Path, capsys: pytest.CaptureF
     assert cli.main(["diff", str(tmp_path / "prod"), "prod"]) == 0
     out = capsys.readouterr().out
     assert "\nNo changes.\n" in out
-    assert f"- **base:** `{tmp_path / 'prod'}` (a `plan --out` directory)\n" in out
+    assert f"- **base:** `{tmp_path / 'prod'}` (a `plan --out` directory, planned by whichever code wrote it)\n" in out
+    assert "- **head:** `prod` (`stacks/Pulumi.prod.yaml`, planned with this checkout's program code)\n" in out
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -248,15 +353,20 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def test_diff_against_a_git_revision(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_against_a_revision_without_program_code_plans_it_with_this_checkout(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The repository holds only the stack file: no code at HEAD can plan it.
     head = str(repo / "stacks" / "Pulumi.prod.yaml")
     assert cli.diff_command("HEAD:prod", head, None, exit_code=True, repo_root=repo) == 3
     lines = capsys.readouterr().out.splitlines()
     assert lines[3] == "0 to create, 1 to update, 0 to replace, 0 to delete"
-    assert lines[5:8] == [
+    assert lines[5:9] == [
         "- **base:** `HEAD:prod` (`stacks/Pulumi.prod.yaml` at `HEAD`, planned with this checkout's program code)",
-        f"- **head:** `{head}` (`{head}`)",
-        "- `HEAD:prod` is planned with this checkout's program code, not the code at `HEAD`.",
+        f"- **head:** `{head}` (`{head}`, planned with this checkout's program code)",
+        "- The program code at `HEAD` could not plan `prod` (it has no offline/cli.py), so this checkout's code "
+        "planned `HEAD:prod`: what the program's code changed since `HEAD` does not show here.",
+        "",
     ]
     assert "| team-b | cpu | cpu | 71820m | 59850m | -11970m |" in lines
 
@@ -302,3 +412,46 @@ def test_missing_stack_and_invalid_head_exit_2_like_plan(tmp_path: Path, capsys:
         f"{empty}: aiperf-kueue:: no resources.json here: expected a 'plan --out' directory or a stack",
     ]
     assert "Traceback" not in printed.err
+
+
+def _plan_dir(root: Path, resources: object, data: object) -> Path:
+    root.mkdir()
+    (root / "resources.json").write_text(json.dumps(resources))
+    (root / "plan.json").write_text(json.dumps(data))
+    return root
+
+
+def test_plan_directories_of_the_wrong_shape_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = {"type": "t", "name": "n", "urn": "urn:pulumi:s::p::t::n", "inputs": {}}
+    cases = [
+        _plan_dir(tmp_path / "numbers", [1, 2], {}),
+        _plan_dir(tmp_path / "plan-list", [], []),
+        _plan_dir(tmp_path / "fields", [{**good, "urn": 7, "protect": "yes", "replaceOnChanges": ["spec..x"]}], {}),
+        _plan_dir(tmp_path / "quotas", [good], {"stack": "s", "quotas": {"cq": ["8"]}, "warnings": "w"}),
+    ]
+    for case in cases:
+        assert cli.main(["diff", str(case), "prod"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert printed.err.splitlines() == [
+        f"{cases[0]}/resources.json: aiperf-kueue:: [0]: must be a resource (a mapping with urn, type, name, inputs) "
+        "as 'plan' writes it, got 1",
+        f"{cases[0]}/resources.json: aiperf-kueue:: [1]: must be a resource (a mapping with urn, type, name, inputs) "
+        "as 'plan' writes it, got 2",
+        f"{cases[1]}/plan.json: aiperf-kueue:: must be a mapping as 'plan' writes it, got a list",
+        f"{cases[2]}/resources.json: aiperf-kueue:: [0].urn: must be a string, got 7",
+        f"{cases[2]}/resources.json: aiperf-kueue:: [0].protect: must be true or false, got 'yes'",
+        f"{cases[2]}/resources.json: aiperf-kueue:: [0].replaceOnChanges: not a property path: 'spec..x'",
+        f"{cases[3]}/plan.json: aiperf-kueue:: warnings: must be a list of strings, got 'w'",
+        f"{cases[3]}/plan.json: aiperf-kueue:: quotas: must be {{ClusterQueue: {{flavor: {{resource: quantity}}}}}}, "
+        "got {'cq': ['8']}",
+    ]
+
+
+def test_diff_out_must_not_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["diff", "prod", "prod", "--out", str(tmp_path)]) == 2
+    printed = capsys.readouterr()
+    assert (printed.out, printed.err) == (
+        "",
+        f"{tmp_path}: aiperf-kueue:: --out is a directory: diff writes the report to a file\n",
+    )

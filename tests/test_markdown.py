@@ -9,7 +9,7 @@ import pytest
 
 from offline import cli, markdown
 from offline.diff import Plan, compare
-from tests.support import ROOT
+from tests.support import OPERATOR_CHART_NOTE, ROOT
 from tests.test_diff import _without, fixture, prod
 
 FIXTURES = ["quota", "move-namespace", "concurrency", "cancel", "add-namespace"]
@@ -38,7 +38,7 @@ def tables(text: str) -> list[list[list[str]]]:
     return found
 
 
-_NODE = re.compile(r'^  (\w+)(\["[^"]*"\]|\(\["[^"]*"\]\)|\{\{"[^"]*"\}\}|\[/"[^"]*"/\])$')
+_NODE = re.compile(r'^  (\w+)(\["([^"]*)"\]|\(\["([^"]*)"\]\)|\{\{"([^"]*)"\}\}|\[/"([^"]*)"/\])$')
 _EDGE = re.compile(r"^  (\w+) --> (\w+)$")
 _CLASS = re.compile(r"^  class ([\w,]+) (\w+)$")
 _CLASSDEF = re.compile(r"^  classDef (\w+) [\w:#,]+$")
@@ -73,6 +73,19 @@ def mermaid_graph(text: str) -> tuple[list[str], list[tuple[str, str]], dict[str
     assert all(n in nodes for ids in classes.values() for n in ids)
     assert set(classes) <= set(defined)
     return nodes, edges, classes
+
+
+def mermaid_labels(text: str) -> tuple[list[str], list[tuple[str, str]], dict[str, list[str]]]:
+    """:func:`mermaid_graph` with every node named by its label (``ClusterQueue team-a``)."""
+    mermaid_graph(text)
+    block = re.findall(r"^```mermaid\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)[0]
+    label = {m[1]: next(g for g in m.groups()[2:] if g is not None) for m in map(_NODE.match, block.splitlines()) if m}
+    nodes, edges, classes = mermaid_graph(text)
+    return (
+        [label[n] for n in nodes],
+        [(label[a], label[b]) for a, b in edges],
+        {cls: [label[n] for n in ids] for cls, ids in classes.items()},
+    )
 
 
 def report(name: str) -> str:
@@ -124,41 +137,88 @@ def test_replace_rows_bold_the_trigger_and_the_flowchart_marks_the_queue() -> No
         "**`spec.clusterQueue`**: `team-b` → `research`",
         "replaceOnChanges: `spec.clusterQueue`; delete before replace",
     ]
-    _, edges, classes = mermaid_graph(text)
-    assert ("cq_research", "lq_ml_team_b__aiperf_queue") in edges
-    assert ("lq_ml_team_b__aiperf_queue", "ns_ml_team_b") in edges
-    assert classes == {"replaced": ["lq_ml_team_b__aiperf_queue"]}
+    _, edges, classes = mermaid_labels(text)
+    assert ("ClusterQueue research", "LocalQueue ml-team-b/aiperf-queue") in edges
+    assert ("LocalQueue ml-team-b/aiperf-queue", "namespace ml-team-b") in edges
+    assert classes == {"replaced": ["LocalQueue ml-team-b/aiperf-queue"]}
 
 
 def test_added_namespace_is_marked_created() -> None:
-    _, _, classes = mermaid_graph(report("add-namespace"))
-    assert classes == {"created": ["lq_bench_team_b2__aiperf_queue", "ns_bench_team_b2"]}
+    _, _, classes = mermaid_labels(report("add-namespace"))
+    assert classes == {"created": ["LocalQueue bench-team-b2/aiperf-queue", "namespace bench-team-b2"]}
 
 
 def test_flowchart_of_prod_is_cohort_to_queues_to_namespaces() -> None:
-    nodes, edges, classes = mermaid_graph(markdown.render(compare(prod(), prod()), "t"))
-    assert nodes == [
-        "cohort_benchmarks",
-        "cq_research",
-        "cq_team_a",
-        "cq_team_b",
-        "lq_bench_research__aiperf_queue",
-        "lq_bench_team_a__aiperf_queue",
-        "lq_bench_team_a__default",
-        "lq_bench_team_b__aiperf_queue",
-        "lq_ml_team_b__aiperf_queue",
-        "ns_bench_research",
-        "ns_bench_team_a",
-        "ns_bench_team_b",
-        "ns_ml_team_b",
+    text = markdown.render(compare(prod(), prod()), "t")
+    nodes, _, _ = mermaid_graph(text)
+    assert nodes == ["cohort1", "cq1", "cq2", "cq3", "lq1", "lq2", "lq3", "lq4", "lq5", "ns1", "ns2", "ns3", "ns4"]
+    labels, edges, classes = mermaid_labels(text)
+    assert labels == [
+        "cohort benchmarks",
+        "ClusterQueue research",
+        "ClusterQueue team-a",
+        "ClusterQueue team-b",
+        "LocalQueue bench-research/aiperf-queue",
+        "LocalQueue bench-team-a/aiperf-queue",
+        "LocalQueue bench-team-a/default",
+        "LocalQueue bench-team-b/aiperf-queue",
+        "LocalQueue ml-team-b/aiperf-queue",
+        "namespace bench-research",
+        "namespace bench-team-a",
+        "namespace bench-team-b",
+        "namespace ml-team-b",
     ]
     assert edges[:3] == [
-        ("cohort_benchmarks", "cq_research"),
-        ("cohort_benchmarks", "cq_team_a"),
-        ("cohort_benchmarks", "cq_team_b"),
+        ("cohort benchmarks", "ClusterQueue research"),
+        ("cohort benchmarks", "ClusterQueue team-a"),
+        ("cohort benchmarks", "ClusterQueue team-b"),
     ]
     assert len(edges) == 3 + 2 * 5
     assert classes == {}
+
+
+def _local_queue(namespace: str, name: str, cluster_queue: str) -> dict[str, object]:
+    return {
+        "type": "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+        "name": f"{namespace}-{name}",
+        "urn": f"urn:pulumi:s::aiperf-kueue::kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::{namespace}-{name}",
+        "inputs": {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"clusterQueue": cluster_queue},
+        },
+    }
+
+
+def test_flowchart_ids_do_not_collide_whatever_the_names() -> None:
+    # Spelled into ids, both LocalQueues (and the ClusterQueues) used to be one node.
+    head = Plan(
+        "h",
+        [
+            _local_queue("x--y", "aiperf-queue", "a.b"),
+            _local_queue("x", "y--aiperf-queue", "a-b"),
+        ],
+        {},
+    )
+    text = markdown.render(compare(None, head), "t")
+    nodes, _, _ = mermaid_graph(text)
+    assert nodes == ["cq1", "cq2", "lq1", "lq2", "ns1", "ns2"]
+    labels, edges, _ = mermaid_labels(text)
+    assert labels == [
+        "ClusterQueue a.b (not in this stack)",
+        "ClusterQueue a-b (not in this stack)",
+        "LocalQueue x--y/aiperf-queue",
+        "LocalQueue x/y--aiperf-queue",
+        "namespace x--y",
+        "namespace x",
+    ]
+    assert edges == [
+        ("ClusterQueue a.b (not in this stack)", "LocalQueue x--y/aiperf-queue"),
+        ("LocalQueue x--y/aiperf-queue", "namespace x--y"),
+        ("ClusterQueue a-b (not in this stack)", "LocalQueue x/y--aiperf-queue"),
+        ("LocalQueue x/y--aiperf-queue", "namespace x"),
+    ]
 
 
 def test_no_changes_report_is_the_summary_and_the_flowchart() -> None:
@@ -171,9 +231,8 @@ def test_no_changes_report_is_the_summary_and_the_flowchart() -> None:
         "",
         "- **base:** Pulumi.prod.yaml",
         "- **head:** Pulumi.prod.yaml",
-        "- Secret inputs compare as `[secret]` (1 resource(s) have some): a change inside a secret does not show "
-        "here; `pulumi preview` shows it.",
         "",
+        "### Queue hierarchy (head)",
     ]
     assert tables(text) == []
     assert "### Quotas" not in text and "### Resources" not in text
@@ -208,16 +267,49 @@ def test_plan_format_markdown_prints_the_report_and_still_writes_files(
     assert lines[:4] == ["<!-- aiperf-kueue-diff stack=dev -->", "## aiperf-kueue plan: `dev`", "", lines[3]]
     assert re.fullmatch(r"\d+ to create, 0 to update, 0 to replace, 0 to delete", lines[3])
     assert "Resources (" not in printed.out
-    assert printed.err == f"Wrote manifests.yaml, resources.json, plan.json, charts.yaml to {tmp_path}/\n"
-    quota, pools, resources = tables(printed.out)
+    assert (
+        printed.err
+        == OPERATOR_CHART_NOTE + f"Wrote manifests.yaml, resources.json, plan.json, charts.yaml to {tmp_path}/\n"
+    )
+    quota, pools, resources, jobs, preflight = tables(printed.out)
     assert quota == [
         ["ClusterQueue", "flavor", "resource", "nominalQuota"],
         ["benchmarks", "default", "cpu", "7200m"],
         ["benchmarks", "default", "memory", "14745Mi"],
     ]
     assert pools[1:] == [["default", "cpu", "7200m", "7200m", "0"], ["default", "memory", "14745Mi", "14745Mi", "0"]]
+    # Nothing to compare with: no "base → head" column.
+    assert resources[0] == ["action", "resource", "kind", "notes"]
     assert len(resources) - 1 == int(lines[3].split()[0])
     assert {r[0] for r in resources[1:]} == {"create"}
+    assert ["`jobs-aiperf-benchmarks-smoke`", "AIPerfJob aiperf-benchmarks/smoke", "retainOnDelete"] in [
+        r[1:] for r in resources
+    ]
+    # What the console text of plan shows of the jobs and AIPerf's preflight.
+    assert lines[lines.index("### AIPerfJobs") + 2] == "Each proven to fit its ClusterQueue on an empty cluster."
+    assert jobs == [
+        ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"],
+        ["smoke", "aiperf-benchmarks", "aiperf-queue", "—", "2", "600m", "5888Mi", "default", "2"],
+    ]
+    assert '### AIPerf preflight "Kueue Queue" (3 submissions)' in lines
+    assert preflight == [
+        ["status", "submission", "operator's message", "notes"],
+        ["PASS", "AIPerfJob aiperf-benchmarks/smoke", "Kueue LocalQueue 'aiperf-queue' exists", "—"],
+        [
+            "PASS",
+            "aiperf kube profile -n aiperf-benchmarks --queue-name aiperf-queue",
+            "Kueue LocalQueue 'aiperf-queue' exists",
+            "—",
+        ],
+        [
+            "PASS",
+            "aiperf kube profile -n aiperf-benchmarks (no --queue-name)",
+            "No explicit queue specified but namespace has kueue.x-k8s.io/default-queue-name annotation",
+            "then: the operator labels the JobSet kueue.x-k8s.io/queue-name=aiperf-queue (operator.defaultQueue: "
+            "auto, the LocalQueue every benchmark namespace has) and creates it suspended; Kueue admits it through "
+            "LocalQueue aiperf-queue (ClusterQueue benchmarks)",
+        ],
+    ]
     mermaid_graph(printed.out)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "charts.yaml",
@@ -234,3 +326,97 @@ def test_plan_text_output_is_unchanged_by_the_format_flag(tmp_path: Path, capsys
     assert capsys.readouterr().out == default
     assert default.startswith(f"Stack prod ({Path('stacks') / 'Pulumi.prod.yaml'}): Kueue 0.19.2, v1beta2\n")
     assert ROOT.is_dir()
+
+
+def test_a_failing_retained_replace_is_a_caution_block() -> None:
+    text = report("concurrency")
+    start = text.index("> [!CAUTION]")
+    assert text[start:].splitlines()[:9] == [
+        "> [!CAUTION]",
+        "> These replacements fail on `pulumi up` with `AlreadyExists`: `retainOnDelete` leaves the old",
+        "> object in the cluster (and drops it from the state), and its replacement is created under the",
+        "> same name:",
+        "> - **replace** `jobs-bench-team-a-llama-latency` (AIPerfJob bench-team-a/llama-latency)",
+        ">",
+        "> Give the changed run a new name (the old one stays, with its results), or first set",
+        "> `retainOnDelete: false` on that job and `pulumi up` (the state's flag decides what happens to",
+        "> the old object), then make this change.",
+    ]
+    assert text.count("> [!CAUTION]") == 1
+    assert tables(text)[-1][1][4] == (
+        "replaceOnChanges: `spec.benchmark`; delete before replace; "
+        "**fails: `AlreadyExists` (the retained old object keeps the name)**"
+    )
+
+
+def test_moving_kueue_says_why_its_namespace_and_chart_are_replaced() -> None:
+    text = report("kueue-namespace")
+    start = text.index("> [!CAUTION]")
+    assert text[start:].splitlines()[3:5] == [
+        "> - **replace** `kueue-chart` (Chart)",
+        "> - **replace** `kueue-ns` (Namespace kueue-alt)",
+    ]
+    rows = {r[1]: r for r in tables(text)[-1][1:]}
+    assert rows["`kueue-ns`"] == [
+        "replace",
+        "`kueue-ns`",
+        "Namespace kueue-alt",
+        "**`metadata.name`**: `kueue-system` → `kueue-alt`",
+        "`metadata.name` changes: pulumi-kubernetes replaces a renamed or moved object; "
+        "**protected: `pulumi up` refuses**",
+    ]
+    assert rows["`kueue-chart`"][4] == (
+        "`namespace` changes: every object of the chart moves, so each is replaced; **protected: `pulumi up` refuses**"
+    )
+
+
+def test_a_long_changed_value_gets_a_line_diff() -> None:
+    text = report("kueue-namespace")
+    config = "`values.managerConfig.controllerManagerConfigYaml`"
+    cut = "`apiVersion: config.kueue.x-k8s.io/v1beta2 kind:…`"
+    rows = {r[1]: r for r in tables(text)[-1][1:]}
+    # Cut to the same 48 characters on both sides: only the line diff shows what changed.
+    assert rows["`kueue-chart`"][3] == (
+        f"**`namespace`**: `kueue-system` → `kueue-alt`<br>{config}: {cut} → {cut} (line diff below)"
+    )
+    start = text.index("<details>")
+    assert text[start:].splitlines()[:17] == [
+        "<details><summary><code>kueue-chart</code> <code>values.managerConfig.controllerManagerConfigYaml</code>"
+        "</summary>",
+        "",
+        "```diff",
+        "--- base",
+        "+++ head",
+        "@@ -41,6 +41,6 @@",
+        "     operator: NotIn",
+        "     values:",
+        "     - kube-system",
+        "-    - kueue-system",
+        "+    - kueue-alt",
+        "     - jobset-system",
+        "     - aiperf-system",
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
+    assert text.count("<details>") == 1
+
+
+def test_a_line_diff_fence_outlasts_backticks_in_the_value() -> None:
+    head = Plan("h", [dict(r) for r in prod().resources], prod().data)
+    job = next(r for r in head.resources if r["name"] == "jobs-bench-research-llama-sweep-c1")
+    long = "line one\n```\nline three, long enough to be cut in the table"
+    job["inputs"] = {**job["inputs"], "spec": {**job["inputs"]["spec"], "cancel": long}}
+    text = markdown.render(compare(prod(), head), "t")
+    start = text.index("<details>")
+    assert text[start:].splitlines()[2:10] == [
+        "````diff",
+        "--- base",
+        "+++ head",
+        "@@ -0,0 +1,3 @@",
+        "+line one",
+        "+```",
+        "+line three, long enough to be cut in the table",
+        "````",
+    ]
