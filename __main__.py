@@ -26,7 +26,8 @@ from components.queues import KueueQueues, KueueQueuesArgs
 from components.readiness import KueueReadinessGateArgs
 from components.stack_config import load
 
-stack = load()
+loaded = load()
+stack = loaded.plan
 config, plan, target = stack.config, stack.queues, stack.queues.target
 for warning in stack.warnings:
     pulumi.log.warn(warning)
@@ -128,7 +129,7 @@ def job_resource(admission: JobAdmission) -> JobResource:
 
 
 if stack.jobs.admissions:
-    AIPerfJobs("jobs", AIPerfJobsArgs([job_resource(a) for a in stack.jobs.admissions]))
+    AIPerfJobs("jobs", AIPerfJobsArgs([job_resource(a) for a in stack.jobs.admissions], loaded.secret_strings))
 
 pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api, **kueue_install})
 pulumi.export("charts", charts)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import preflight
+from aiperf_kueue import preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.jobs import expand_sweeps
@@ -79,13 +79,22 @@ def _job_row(admission: JobAdmission, config: StackConfig) -> dict[str, Any]:
 _validated: dict[tuple[str, str], StackPlan] = {}
 
 
-def plan_values(values: Mapping[str, Any], source: str, project_dir: Path | None = None) -> StackPlan:
-    """:func:`~aiperf_kueue.loader.parse_config`, then :func:`plan_stack`.
+def plan_values(
+    values: Mapping[str, Any],
+    source: str,
+    project_dir: Path | None = None,
+    secure_paths: list[secrets.KeyPath] | None = None,
+) -> StackPlan:
+    """:func:`secrets.check`, :func:`~aiperf_kueue.loader.parse_config`, then :func:`plan_stack`.
+
+    ``secure_paths``: where the stack file has ``secure:`` values (default: where ``values``
+    hold their placeholders, as the loader writes them offline).
 
     ``plan`` validates a stack before it runs the program, which validates the same values
     again: the second call takes the first one's plan (once) instead of planning it all over.
     Equal ``repr`` means equal values, types included; problems are never remembered.
     """
+    secrets.check(secrets.placeholder_paths(values) if secure_paths is None else secure_paths, source)
     key = (repr(values), str(project_dir))
     remembered = _validated.pop(key, None)
     if remembered is not None:

@@ -27,6 +27,9 @@ class AIPerfJobsArgs:
     """Every job, each already proven admissible by the planner."""
 
     jobs: list[JobResource] = field(default_factory=list)
+    secret_strings: frozenset[str] = frozenset()
+    """The stack file's ``secure:`` values (``aiperf_kueue.secrets``): every spec string equal to
+    one becomes a Pulumi secret, wherever the spec carries it."""
 
 
 class AIPerfJobs(pulumi.ComponentResource):
@@ -39,7 +42,7 @@ class AIPerfJobs(pulumi.ComponentResource):
             meta = job.manifest["metadata"]
             KubeObject(
                 f"{name}-{meta['namespace']}-{meta['name']}",
-                _with_secrets(job.manifest),
+                _with_secrets(job.manifest, args.secret_strings),
                 pulumi.ResourceOptions(
                     parent=self,
                     depends_on=job.after,
@@ -53,16 +56,34 @@ class AIPerfJobs(pulumi.ComponentResource):
         self.register_outputs({"jobs": self.job_names})
 
 
-def _with_secrets(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The endpoint's ``apiKey`` and header values as Pulumi secrets: encrypted in state,
-    masked in every preview, never plaintext in ``plan`` output."""
-    endpoint = manifest.get("spec", {}).get("benchmark", {}).get("endpoint")
-    if not isinstance(endpoint, dict) or not ({"apiKey", "headers"} & set(endpoint)):
-        return manifest
-    endpoint = dict(endpoint)
-    if "apiKey" in endpoint:
-        endpoint["apiKey"] = pulumi.Output.secret(endpoint["apiKey"])
-    if isinstance(endpoint.get("headers"), dict):
-        endpoint["headers"] = {k: pulumi.Output.secret(v) for k, v in endpoint["headers"].items()}
-    spec = manifest["spec"]
-    return {**manifest, "spec": {**spec, "benchmark": {**spec["benchmark"], "endpoint": endpoint}}}
+def _with_secrets(manifest: dict[str, Any], secret_strings: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The endpoint's ``apiKey`` and header values, and every spec string that came from a
+    ``secure:`` value, as Pulumi secrets: encrypted in state, masked in every preview, never
+    plaintext in ``plan`` output."""
+    spec = _secret_leaves(manifest.get("spec", {}), secret_strings)
+    endpoint = spec.get("benchmark", {}).get("endpoint") if isinstance(spec.get("benchmark"), dict) else None
+    if isinstance(endpoint, dict) and {"apiKey", "headers"} & set(endpoint):
+        endpoint = dict(endpoint)
+        if "apiKey" in endpoint:
+            endpoint["apiKey"] = _secret(endpoint["apiKey"])
+        if isinstance(endpoint.get("headers"), dict):
+            endpoint["headers"] = {k: _secret(v) for k, v in endpoint["headers"].items()}
+        spec = {**spec, "benchmark": {**spec["benchmark"], "endpoint": endpoint}}
+    return {**manifest, "spec": spec}
+
+
+def _secret(value: Any) -> Any:
+    return value if isinstance(value, pulumi.Output) else pulumi.Output.secret(value)
+
+
+def _secret_leaves(value: Any, secret_strings: frozenset[str]) -> Any:
+    """``value`` with every string in ``secret_strings`` wrapped as a Pulumi secret."""
+    if not secret_strings:
+        return value
+    if isinstance(value, dict):
+        return {k: _secret_leaves(v, secret_strings) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_secret_leaves(v, secret_strings) for v in value]
+    if isinstance(value, str) and value in secret_strings:
+        return pulumi.Output.secret(value)
+    return value

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from aiperf_kueue import secrets
 from offline.cli import main
 from tests.support import OPERATOR_CHART_NOTE, ROOT
 
@@ -160,13 +161,11 @@ def test_secure_values_never_reach_output(tmp_path: Path, capsys: pytest.Capture
     )
     stack_file = tmp_path / "Pulumi.secret.yaml"
     stack_file.write_text(text)
-    assert main(["plan", str(stack_file), "--out", str(tmp_path / "out")]) == 0
+    # Outside an AIPerfJob spec nothing can keep it secret on the cluster: refused, and not echoed.
+    assert main(["plan", str(stack_file), "--out", str(tmp_path / "out")]) == 2
     printed = capsys.readouterr()
-    blobs = [printed.out, printed.err] + [p.read_text() for p in (tmp_path / "out").iterdir()]
-    assert not any("c2VjcmV0LWNpcGhlcnRleHQ" in blob for blob in blobs)
-    docs = yaml.safe_load_all((tmp_path / "out" / "manifests.yaml").read_text())
-    wpc = next(d for d in docs if d["kind"] == "WorkloadPriorityClass" and d["metadata"]["name"] == "benchmark-high")
-    assert wpc["description"] == "[encrypted 206a222c]"
+    assert printed.err == f"{stack_file}: aiperf-kueue:priorityClasses[0].description: {secrets.NOT_HERE}\n"
+    assert not (tmp_path / "out").exists()
 
 
 def test_missing_stack_is_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,133 @@
+"""Where a stack's ``secure:`` values are, and which strings the program must keep secret.
+
+Pulumi hands the program a config key holding a ``secure:`` value decrypted, as plain JSON,
+with only the whole key flagged secret. The program builds manifests from parts of that JSON,
+so the flag would not follow the value: a ``secure:`` env value in a job spec would land in
+state and previews as plaintext. So the program finds the ``secure:`` values itself (in the
+stack file under ``pulumi up``; offline, by their ``[encrypted ...]`` placeholders), allows them
+only where it can keep them secret, and wraps every manifest string equal to one of them in a
+Pulumi secret (``components/jobs.py``).
+
+Allowed: string values inside an AIPerfJob spec, ``jobs[i].spec`` and ``sweeps[i].spec``. Every
+string there is copied into the AIPerfJob's ``spec`` (sweeps change only ``phases``
+concurrency), and the whole AIPerfJob is built here. Elsewhere (chart values, quotas, names) a
+secret would reach an object this program cannot mask leaf by leaf, so it is a config error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from aiperf_kueue.errors import PROJECT, ConfigError, Problem, key_path
+from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN
+
+KeyPath = tuple[str | int, ...]
+#: The config keys whose entries' ``spec`` may hold ``secure:`` string values.
+SPEC_KEYS = ("jobs", "sweeps")
+
+NOT_HERE = (
+    "is a secure value, but secure values are supported only inside an AIPerfJob spec (jobs[i].spec or "
+    "sweeps[i].spec, e.g. endpoint.apiKey, a header value, an env value), where the program keeps each one "
+    "a Pulumi secret; here it would reach the cluster and Pulumi state in plaintext"
+)
+
+
+def secure_paths_in_file(path: Path) -> list[KeyPath]:
+    """The key paths (below ``aiperf-kueue:``) of every ``secure:`` value in a stack file; none
+    if it cannot be read (the loader reports that)."""
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return []
+    paths: list[KeyPath] = []
+    for full_key, value in config.items():
+        namespace, _, key = str(full_key).partition(":")
+        if namespace == PROJECT:
+            paths += [(key, *p) for p in _secure_in(value)]
+    return paths
+
+
+def _secure_in(value: Any) -> Iterator[KeyPath]:
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            yield ()
+            return
+        for k, v in value.items():
+            yield from ((k, *p) for p in _secure_in(v))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from ((i, *p) for p in _secure_in(v))
+
+
+def placeholder_paths(values: Mapping[str, Any]) -> list[KeyPath]:
+    """The key paths of every ``[encrypted ...]`` placeholder: where an offline stack file had
+    ``secure:`` values (the loader replaced each with its placeholder)."""
+    return [path for path, leaf in _leaves(values) if _is_placeholder(leaf)]
+
+
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and SECRET_PLACEHOLDER_PATTERN.fullmatch(value) is not None
+
+
+def _leaves(value: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _leaves(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, (*path, i))
+    else:
+        yield path, value
+
+
+def in_a_spec(path: KeyPath) -> bool:
+    """Whether ``path`` is ``jobs[i].spec`` or ``sweeps[i].spec`` or lies inside one (a secure
+    whole spec is the config model's to reject: it expects a mapping there)."""
+    return len(path) >= 3 and path[0] in SPEC_KEYS and isinstance(path[1], int) and path[2] == "spec"
+
+
+def check(paths: list[KeyPath], source: str) -> None:
+    """:class:`ConfigError` naming every ``secure:`` value outside an AIPerfJob spec.
+
+    A whole list or mapping made secure inside a spec is left to the config model, whose
+    message says to make only its string values secure.
+    """
+    problems = [Problem(key_path(*p), NOT_HERE) for p in paths if not in_a_spec(p) and len(p) > 1]
+    if problems:
+        raise ConfigError(source, problems)
+
+
+def secret_strings(values: Mapping[str, Any], paths: list[KeyPath]) -> frozenset[str]:
+    """The string values at ``paths``: what every AIPerfJob must carry as Pulumi secrets."""
+    found: set[str] = set()
+    for path in paths:
+        node: Any = values
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                node = None
+                break
+        if isinstance(node, str) and node:
+            found.add(node)
+    return frozenset(found)
+
+
+def spec_strings(values: Mapping[str, Any], keys: set[str]) -> frozenset[str]:
+    """Every string inside the specs of the secret ``keys``: the fallback when it is not known
+    which of them were ``secure:`` (no stack file to read), so that none leaks."""
+    found: set[str] = set()
+    for key in SPEC_KEYS:
+        if key not in keys or not isinstance(values.get(key), list):
+            continue
+        for entry in values[key]:
+            spec = entry.get("spec") if isinstance(entry, dict) else None
+            found.update(v for _, v in _leaves(spec) if isinstance(v, str) and v)
+    return frozenset(found)

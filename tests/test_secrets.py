@@ -1,0 +1,175 @@
+"""``secure:`` values beyond the endpoint: found, allowed only in job specs, kept secret leaf by leaf."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aiperf_kueue import secrets
+from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.loader import read_stack_file
+from components import stack_config
+from offline.cli import main
+from offline.engine import run_program
+from offline.report import SECRET_SIG
+from tests.support import ROOT
+
+SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
+ENV_CIPHER = "v1:ZW52LXZhbHVlLWNpcGhlcnRleHQ="
+SWEEP_CIPHER = "v1:c3dlZXAtaGVhZGVyLWNpcGhlcnRleHQ="
+
+
+def secret(value: Any) -> dict[str, Any]:
+    return {SECRET_SIG: SECRET_MARK, "value": value}
+
+
+def prod_document() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+
+
+def with_secure_env_and_header(document: dict[str, Any], env: Any, header: Any) -> dict[str, Any]:
+    """prod, its job with a second env var and its sweep with a header, both given as ``env``/``header``."""
+    config = document["config"]
+    config["aiperf-kueue:jobs"][0]["spec"]["podTemplate"]["env"].append({"name": "HF_TOKEN", "value": env})
+    config["aiperf-kueue:sweeps"][0]["spec"]["benchmark"]["endpoint"]["headers"] = {"X-Key": header}
+    return document
+
+
+def write(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
+    path = tmp_path / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def jobs_of(run: Any) -> dict[str, dict[str, Any]]:
+    return {
+        r["name"]: r["inputs"] for r in run.resources if r["type"] == "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob"
+    }
+
+
+# --------------------------------------------------------------------------- pure
+
+
+def test_secure_paths_in_a_stack_file(tmp_path: Path) -> None:
+    document = with_secure_env_and_header(prod_document(), {"secure": ENV_CIPHER}, {"secure": SWEEP_CIPHER})
+    document["config"]["kubernetes:kubeconfig"] = {"secure": "v1:a3ViZQ=="}  # another project's key
+    assert secrets.secure_paths_in_file(write(tmp_path, "s", document)) == [
+        ("jobs", 0, "spec", "podTemplate", "env", 1, "value"),
+        ("sweeps", 0, "spec", "benchmark", "endpoint", "headers", "X-Key"),
+    ]
+    assert secrets.secure_paths_in_file(tmp_path / "Pulumi.missing.yaml") == []
+
+
+def test_placeholders_mark_the_same_paths_offline(tmp_path: Path) -> None:
+    document = with_secure_env_and_header(prod_document(), {"secure": ENV_CIPHER}, {"secure": SWEEP_CIPHER})
+    values, keys = read_stack_file(write(tmp_path, "s", document))
+    assert keys == {"jobs", "sweeps"}
+    paths = secrets.placeholder_paths(values)
+    assert paths == secrets.secure_paths_in_file(tmp_path / "Pulumi.s.yaml")
+    assert secrets.secret_strings(values, paths) == frozenset({"[encrypted 5f956caa]", "[encrypted 30c669c1]"})
+
+
+def test_secure_values_outside_a_job_spec_are_config_errors() -> None:
+    paths: list[secrets.KeyPath] = [
+        ("queues", "cohort"),
+        ("operator", "values", "imagePullSecret"),
+        ("jobs", 0, "name"),
+        ("jobs", 0, "spec", "benchmark", "endpoint", "apiKey"),  # allowed
+        ("sweeps", 1, "spec"),  # the config model's to reject: a mapping is expected there
+    ]
+    with pytest.raises(ConfigError) as raised:
+        secrets.check(paths, "Pulumi.s.yaml")
+    assert raised.value.lines() == [f"Pulumi.s.yaml: aiperf-kueue:{p}: {secrets.NOT_HERE}" for p in (
+        "queues.cohort", "operator.values.imagePullSecret", "jobs[0].name"
+    )]  # fmt: skip
+    assert secrets.NOT_HERE == (
+        "is a secure value, but secure values are supported only inside an AIPerfJob spec (jobs[i].spec or "
+        "sweeps[i].spec, e.g. endpoint.apiKey, a header value, an env value), where the program keeps each one "
+        "a Pulumi secret; here it would reach the cluster and Pulumi state in plaintext"
+    )
+    secrets.check([("jobs", 3, "spec", "podTemplate", "env", 0, "value")], "Pulumi.s.yaml")
+
+
+def test_without_the_stack_file_every_string_of_a_secret_keys_specs_is_secret() -> None:
+    values = {
+        "jobs": [{"name": "a", "spec": {"x": "one", "y": [{"z": "two"}], "n": 3, "empty": ""}}],
+        "sweeps": [{"name": "b", "spec": {"x": "three"}}],
+    }
+    assert secrets.spec_strings(values, {"jobs"}) == frozenset({"one", "two"})
+    assert secrets.spec_strings(values, {"jobs", "sweeps"}) == frozenset({"one", "two", "three"})
+    assert secrets.spec_strings(values, {"queues"}) == frozenset()
+
+
+# --------------------------------------------------------------------------- the program
+
+
+def test_offline_every_secure_leaf_is_registered_as_a_secret(tmp_path: Path) -> None:
+    document = with_secure_env_and_header(prod_document(), {"secure": ENV_CIPHER}, {"secure": SWEEP_CIPHER})
+    values, keys = read_stack_file(write(tmp_path, "s", document))
+    jobs = jobs_of(run_program("s", values, keys))
+    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][1] == {
+        "name": "HF_TOKEN",
+        "value": secret("[encrypted 5f956caa]"),
+    }
+    sweep_points = [n for n in jobs if n.startswith("jobs-bench-research-llama-sweep-")]
+    assert len(sweep_points) == 5
+    for name in sweep_points:
+        assert jobs[name]["spec"]["benchmark"]["endpoint"]["headers"] == {"X-Key": secret("[encrypted 30c669c1]")}
+    # The rest of the spec stays in clear, reviewable.
+    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][0]["name"] == "OPENAI_API_KEY"
+
+
+def test_under_pulumi_up_the_decrypted_values_are_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the engine hands them over: decrypted, only the whole key flagged secret; the stack
+    file under the project's stacks/ says which leaves were secure."""
+    document = with_secure_env_and_header(prod_document(), {"secure": ENV_CIPHER}, {"secure": SWEEP_CIPHER})
+    (tmp_path / "stacks").mkdir()
+    write(tmp_path / "stacks", "up", document)
+    monkeypatch.setattr(stack_config, "PROJECT_DIR", tmp_path)
+    plain = with_secure_env_and_header(prod_document(), "hf_0123456789abcdef", "sweep-key-0123")
+    values = {k.partition(":")[2]: v for k, v in plain["config"].items()}
+    run = run_program("up", values, {"jobs", "sweeps"})
+    jobs = jobs_of(run)
+    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][1] == {
+        "name": "HF_TOKEN",
+        "value": secret("hf_0123456789abcdef"),
+    }
+    assert jobs["jobs-bench-research-llama-sweep-c8"]["spec"]["benchmark"]["endpoint"]["headers"] == {
+        "X-Key": secret("sweep-key-0123")
+    }
+    # Nowhere else in clear: not in another input, an output or a warning.
+    without_secrets = json.dumps(
+        [[{k: v for k, v in r.items() if k != "inputs"} for r in run.resources], run.outputs, run.warnings]
+    )
+    assert "hf_0123456789abcdef" not in without_secrets
+    assert run.warnings == []
+
+
+def test_under_pulumi_up_without_the_stack_file_every_spec_string_is_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stack_config, "PROJECT_DIR", tmp_path)
+    plain = with_secure_env_and_header(prod_document(), "hf_0123456789abcdef", "sweep-key-0123")
+    values = {k.partition(":")[2]: v for k, v in plain["config"].items()}
+    run = run_program("gone", values, {"jobs"})
+    env = jobs_of(run)["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"]
+    assert env[1] == {"name": secret("HF_TOKEN"), "value": secret("hf_0123456789abcdef")}
+    assert run.warnings == [
+        "stacks/Pulumi.gone.yaml not found: cannot tell which values of the secret keys jobs were secure, so "
+        "every string in their job specs is kept secret"
+    ]
+
+
+def test_plan_rejects_a_secure_value_outside_a_job_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = prod_document()
+    document["config"]["aiperf-kueue:queues"]["cohort"] = {"secure": "v1:Y29ob3J0"}
+    path = write(tmp_path, "bad", document)
+    assert main(["plan", str(path), "--out", str(tmp_path / "out")]) == 2
+    printed = capsys.readouterr()
+    assert printed.err == f"{path}: aiperf-kueue:queues.cohort: {secrets.NOT_HERE}\n"
+    assert printed.out == ""
+    assert not (tmp_path / "out").exists()
