@@ -203,6 +203,41 @@ def kueue_install(config: StackConfig, target: KueueTarget) -> dict[str, str]:
     return {"source": "helm"}
 
 
+#: The pulumi-kubernetes provider setting ``kueue.source: manifests`` cannot do without.
+SERVER_SIDE_APPLY_KEY = "kubernetes:enableServerSideApply"
+
+
+def provider_problems(config: StackConfig, provider: Mapping[str, Any]) -> list[Problem]:
+    """Stack settings of the Kubernetes provider (``kubernetes:*`` keys, as given in the stack
+    file or by the engine) that this stack's config cannot work with: one problem per install
+    that needs server-side apply, when the stack turns it off."""
+    given = provider.get(SERVER_SIDE_APPLY_KEY)
+    if given is None or str(given).strip().lower() != "false":
+        return []
+    off = f"needs server-side apply, but the stack sets {SERVER_SIDE_APPLY_KEY}: false"
+    problems = []
+    if config.kueue.install:
+        # The workloads CRD is about 1.4 MB, chart or manifests alike; a client-side apply
+        # writes it into the 256 KiB last-applied-configuration annotation and fails mid-up.
+        where = "kueue.source" if config.kueue.source == "manifests" else "kueue.install"
+        problems.append(
+            Problem(
+                where,
+                f"{off} (Kueue's workloads CRD exceeds the 256 KiB annotation a client-side apply writes); remove "
+                "that setting, or set kueue.install: false where Kueue is managed elsewhere",
+            )
+        )
+    if config.operator.install:
+        problems.append(
+            Problem(
+                "operator.install",
+                f"{off} (the operator's AIPERF_K8S_* env is set with a DeploymentPatch, which pulumi-kubernetes "
+                "applies only server-side); remove that setting, or set operator.install: false",
+            )
+        )
+    return problems
+
+
 def kueue_source_problems(config: StackConfig) -> list[Problem]:
     """Settings ``kueue.source: manifests`` cannot honour, one problem each.
 

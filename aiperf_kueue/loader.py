@@ -89,6 +89,19 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
     return values, secret_keys
 
 
+def provider_settings(path: Path) -> dict[str, Any]:
+    """The stack file's ``kubernetes:*`` keys (the provider's settings), full key → value; none
+    if it cannot be read (:func:`read_stack_file` reports that)."""
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return {}
+    return {str(k): v for k, v in config.items() if str(k).startswith("kubernetes:")}
+
+
 def _redact(value: Any) -> tuple[Any, bool]:
     if isinstance(value, dict):
         if set(value) == {"secure"}:

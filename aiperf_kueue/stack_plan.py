@@ -16,7 +16,7 @@ from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.jobs import expand_sweeps
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.installs import kueue_source_problems
+from aiperf_kueue.installs import kueue_source_problems, provider_problems
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
@@ -84,11 +84,13 @@ def plan_values(
     source: str,
     project_dir: Path | None = None,
     secure_paths: list[secrets.KeyPath] | None = None,
+    provider: Mapping[str, Any] | None = None,
 ) -> StackPlan:
     """:func:`secrets.check`, :func:`~aiperf_kueue.loader.parse_config`, then :func:`plan_stack`.
 
     ``secure_paths``: where the stack file has ``secure:`` values (default: where ``values``
-    hold their placeholders, as the loader writes them offline).
+    hold their placeholders, as the loader writes them offline). ``provider``: the stack's
+    ``kubernetes:*`` settings, checked by :func:`~aiperf_kueue.installs.provider_problems`.
 
     ``plan`` validates a stack before it runs the program, which validates the same values
     again: the second call takes the first one's plan (once) instead of planning it all over.
@@ -97,11 +99,13 @@ def plan_values(
     secrets.check(secrets.placeholder_paths(values) if secure_paths is None else secure_paths, source)
     key = (repr(values), str(project_dir))
     remembered = _validated.pop(key, None)
-    if remembered is not None:
-        return remembered
-    plan = plan_stack(parse_config(values, source), source, project_dir)
-    _validated.clear()
-    _validated[key] = plan
+    plan = remembered if remembered is not None else plan_stack(parse_config(values, source), source, project_dir)
+    problems = provider_problems(plan.config, provider or {})
+    if problems:
+        raise ConfigError(source, problems)
+    if remembered is None:
+        _validated.clear()
+        _validated[key] = plan
     return plan
 
 

@@ -116,7 +116,6 @@ class KueueInstall(pulumi.ComponentResource):
             gate_after.append(self.chart)
         self.manifests: k8s.yaml.v2.ConfigFile | None = None
         if args.manifests is not None:
-            _require_server_side_apply()
             # The manifests bring their own kueue-system Namespace, so none is declared here.
             # Applied server-side, the provider's default (enableServerSideApply): the workloads
             # CRD is about 1.4 MB, far beyond the 256 KiB last-applied-configuration annotation a
@@ -134,15 +133,6 @@ class KueueInstall(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=gate_after),
         )
         self.register_outputs({"chart": args.release.as_dict() if args.release else None, "manifests": args.manifests})
-
-
-def _require_server_side_apply() -> None:
-    """Stop before registering anything when the provider is configured for client-side apply."""
-    if pulumi.Config("kubernetes").get_bool("enableServerSideApply") is False:
-        raise pulumi.RunError(
-            "kueue.source: manifests needs server-side apply (Kueue's workloads CRD exceeds the client-side "
-            "annotation limit); remove kubernetes:enableServerSideApply: false or use kueue.source: helm"
-        )
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pulumi.runtime import config as runtime_config
 
 from aiperf_kueue import secrets
 from aiperf_kueue.errors import PROJECT, ConfigError
+from aiperf_kueue.installs import SERVER_SIDE_APPLY_KEY
 from aiperf_kueue.loader import decode_engine_config
 from aiperf_kueue.stack_plan import StackPlan, plan_values
 
@@ -36,7 +37,8 @@ def load() -> LoadedStack:
     values = decode_engine_config(raw)
     paths, fallback = _secure_paths(values, PROJECT_DIR / source)
     try:
-        plan = plan_values(values, source, PROJECT_DIR, paths)
+        provider = {SERVER_SIDE_APPLY_KEY: runtime_config.get_config(SERVER_SIDE_APPLY_KEY)}
+        plan = plan_values(values, source, PROJECT_DIR, paths, provider)
     except ConfigError as exc:
         raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.lines())) from None
     strings = secrets.secret_strings(values, paths)

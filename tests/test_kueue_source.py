@@ -188,3 +188,55 @@ def test_source_problems_come_with_the_queue_problems() -> None:
         "aiperf-kueue:kueue.frameworks",
         "aiperf-kueue:queues.clusterQueues[1].share",
     ]
+
+
+SSA_OFF = "needs server-side apply, but the stack sets kubernetes:enableServerSideApply: false"
+KUEUE_NEEDS_SSA = (
+    f"{SSA_OFF} (Kueue's workloads CRD exceeds the 256 KiB annotation a client-side apply writes); remove that "
+    "setting, or set kueue.install: false where Kueue is managed elsewhere"
+)
+OPERATOR_NEEDS_SSA = (
+    f"{SSA_OFF} (the operator's AIPERF_K8S_* env is set with a DeploymentPatch, which pulumi-kubernetes applies "
+    "only server-side); remove that setting, or set operator.install: false"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"kueue": {"source": "manifests"}},
+            [f"kueue.source: {KUEUE_NEEDS_SSA}", f"operator.install: {OPERATOR_NEEDS_SSA}"],
+        ),
+        ({}, [f"kueue.install: {KUEUE_NEEDS_SSA}", f"operator.install: {OPERATOR_NEEDS_SSA}"]),
+        ({"operator": {"install": False}}, [f"kueue.install: {KUEUE_NEEDS_SSA}"]),
+        ({"kueue": {"install": False}, "operator": {"install": False}}, []),
+    ],
+)
+def test_client_side_apply_is_refused_at_plan_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, Any], expected: list[str]
+) -> None:
+    document = yaml.safe_load((Path(__file__).parents[1] / "stacks" / "Pulumi.dev.yaml").read_text())
+    document["config"]["kubernetes:enableServerSideApply"] = False
+    for key, value in config.items():
+        document["config"][f"aiperf-kueue:{key}"] = {**(document["config"].get(f"aiperf-kueue:{key}") or {}), **value}
+    path = tmp_path / "Pulumi.csa.yaml"
+    path.write_text(yaml.safe_dump(document))
+    code = main(["plan", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    if expected:
+        assert (code, err) == (2, "".join(f"{path}: aiperf-kueue:{line}\n" for line in expected))
+        assert not (tmp_path / "out").exists()
+    else:
+        assert code == 0
+
+
+def test_the_provider_setting_is_read_as_the_engine_gives_it() -> None:
+    values, _ = stack_values("dev")
+    config, _ = plan_values(values)
+    assert installs.provider_problems(config, {"kubernetes:enableServerSideApply": "true"}) == []
+    assert installs.provider_problems(config, {}) == []
+    assert [p.path for p in installs.provider_problems(config, {"kubernetes:enableServerSideApply": "false"})] == [
+        "kueue.install",
+        "operator.install",
+    ]
