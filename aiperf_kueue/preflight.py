@@ -348,6 +348,27 @@ def problems(checks: Sequence[Check]) -> list[Problem]:
     return list(dict.fromkeys(out))
 
 
+def rbac_warning(config: StackConfig) -> str | None:
+    """What the preflight answers when the operator may not read LocalQueues, as a plan warning,
+    when ``operator.values.rbac.create: false`` leaves that RBAC to someone else (the rows of the
+    table above this program's own cluster never reaches)."""
+    op = config.operator
+    rbac = op.values.get("rbac")
+    if not op.install or not isinstance(rbac, dict) or rbac.get("create") is not False:
+        return None
+    unreadable = Cluster(kueue_installed=True, local_queue_http_error=403)
+    queued = check_kueue_queue("", "queue", unreadable)
+    unqueued = check_kueue_queue("", None, unreadable)
+    return (
+        f"{key_path('operator', 'values', 'rbac', 'create')}: the chart creates no ClusterRole for the operator; "
+        "unless RBAC provided out of band lets it get and list kueue.x-k8s.io localqueues in every benchmark "
+        f'namespace, AIPerf\'s preflight answers {queued.status} "{queued.message}" for every declared job and '
+        f'{unqueued.status} "{unqueued.message}" for a submission without a queue, and cannot tell a missing '
+        "LocalQueue from a present one. Fix: grant those verbs (the chart's clusterrole.yaml lists them), or "
+        "leave rbac.create at true"
+    )
+
+
 def warnings(checks: Sequence[Check]) -> list[str]:
     """Every WARN with its fix, and every misleading PASS (:attr:`Check.mismatch`), as a plan
     warning at the config key that decides it, in check order."""

@@ -126,7 +126,8 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
     problems = _merge(list(report.problems), preflight.problems(checks))
     if problems:
         raise ConfigError(source, problems)
-    warnings = (*priority_warnings(config), *preflight.warnings(checks))
+    rbac = preflight.rbac_warning(config)
+    warnings = (*priority_warnings(config), *preflight.warnings(checks), *([rbac] if rbac else []))
     return StackPlan(config, queues, sizing, report, checks, warnings)
 
 

@@ -391,3 +391,21 @@ def test_under_pulumi_a_preflight_warn_is_a_pulumi_warning() -> None:
     assert len(run.warnings) == 1
     assert run.warnings[0].startswith("queues.clusterQueues[0].namespaces[0].defaultQueueAnnotation: AIPerf preflight")
     assert [clean(r)["status"] for r in run.outputs["preflight"]] == ["PASS", "PASS", "WARN"]
+
+
+def test_operator_rbac_left_to_others_warns_with_the_403_rows() -> None:
+    """The HTTP-403 WARN and the not-installed SKIP rows, reached from stack config."""
+    values, _ = stack_values("prod")
+    values["operator"] = {**values["operator"], "values": {"rbac": {"create": False}}}
+    assert _plan(values).warnings == (
+        "operator.values.rbac.create: the chart creates no ClusterRole for the operator; unless RBAC provided out "
+        "of band lets it get and list kueue.x-k8s.io localqueues in every benchmark namespace, AIPerf's preflight "
+        'answers WARN "Could not verify Kueue queue: HTTP 403" for every declared job and SKIP "Kueue not '
+        'installed (queue check skipped)" for a submission without a queue, and cannot tell a missing LocalQueue '
+        "from a present one. Fix: grant those verbs (the chart's clusterrole.yaml lists them), or leave "
+        "rbac.create at true",
+    )
+    values["operator"]["values"] = {"rbac": {"create": True}}
+    assert _plan(values).warnings == ()
+    values["operator"] = {"install": False, "values": {"rbac": {"create": False}}}
+    assert _plan(values).warnings == ()
