@@ -89,17 +89,20 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
     return values, secret_keys
 
 
-def provider_settings(path: Path) -> dict[str, Any]:
-    """The stack file's ``kubernetes:*`` keys (the provider's settings), full key → value; none
-    if it cannot be read (:func:`read_stack_file` reports that)."""
+def config_section(path: Path) -> dict[str, Any]:
+    """A stack file's ``config`` mapping, every key as written; empty if it cannot be read
+    (:func:`read_stack_file` is the one that reports why)."""
     try:
         document = yaml.safe_load(path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     config = document.get("config") if isinstance(document, dict) else None
-    if not isinstance(config, dict):
-        return {}
-    return {str(k): v for k, v in config.items() if str(k).startswith("kubernetes:")}
+    return {str(k): v for k, v in config.items()} if isinstance(config, dict) else {}
+
+
+def provider_settings(path: Path) -> dict[str, Any]:
+    """The stack file's ``kubernetes:*`` keys (the provider's settings), full key → value."""
+    return {k: v for k, v in config_section(path).items() if k.startswith("kubernetes:")}
 
 
 def _redact(value: Any) -> tuple[Any, bool]:

@@ -21,10 +21,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from aiperf_kueue.errors import PROJECT, ConfigError, Problem, key_path
-from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN
+from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, config_section
 
 KeyPath = tuple[str | int, ...]
 #: The config keys whose entries' ``spec`` may hold ``secure:`` string values.
@@ -38,18 +36,10 @@ NOT_HERE = (
 
 
 def secure_paths_in_file(path: Path) -> list[KeyPath]:
-    """The key paths (below ``aiperf-kueue:``) of every ``secure:`` value in a stack file; none
-    if it cannot be read (the loader reports that)."""
-    try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return []
-    config = document.get("config") if isinstance(document, dict) else None
-    if not isinstance(config, dict):
-        return []
+    """The key paths (below ``aiperf-kueue:``) of every ``secure:`` value in a stack file."""
     paths: list[KeyPath] = []
-    for full_key, value in config.items():
-        namespace, _, key = str(full_key).partition(":")
+    for full_key, value in config_section(path).items():
+        namespace, _, key = full_key.partition(":")
         if namespace == PROJECT:
             paths += [(key, *p) for p in _secure_in(value)]
     return paths
