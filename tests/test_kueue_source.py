@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
@@ -240,3 +241,19 @@ def test_the_provider_setting_is_read_as_the_engine_gives_it() -> None:
         "kueue.install",
         "operator.install",
     ]
+
+
+def test_under_pulumi_the_provider_setting_stops_the_program_before_it_registers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine passes ``kubernetes:enableServerSideApply`` as the provider's config; the
+    program reads it the way the SDK does (here, from the environment) and stops at load."""
+    monkeypatch.setenv("PULUMI_CONFIG_KUBERNETES_ENABLESERVERSIDEAPPLY", "false")
+    values, secrets = stack_values("dev")
+    with pytest.raises(pulumi.RunError) as raised:
+        run_program("dev", values, secrets)
+    assert str(raised.value) == (
+        "invalid stack config:\n"
+        f"stacks/Pulumi.dev.yaml: aiperf-kueue:kueue.install: {KUEUE_NEEDS_SSA}\n"
+        f"stacks/Pulumi.dev.yaml: aiperf-kueue:operator.install: {OPERATOR_NEEDS_SSA}"
+    )
