@@ -12,6 +12,7 @@ import json
 import re
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +57,26 @@ def stack_name_of(path: Path) -> str:
 
 
 def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
-    """The project's config values in a stack file, and the keys that hold secrets.
+    """The project's config values in a stack file, and the keys that hold secrets."""
+    stack = read_stack(path)
+    return stack.values, stack.secret_keys
 
-    ``secure:`` values (whole keys or nested) become :func:`secret_placeholder` of their ciphertext.
-    """
+
+@dataclass(frozen=True)
+class StackFile:
+    """What a stack file says, read once."""
+
+    values: dict[str, Any]
+    """The project's config values (key without ``aiperf-kueue:``); ``secure:`` values (whole
+    keys or nested) as :func:`secret_placeholder` of their ciphertext."""
+    secret_keys: set[str]
+    """The project keys that hold ``secure:`` values."""
+    provider: dict[str, Any]
+    """The Kubernetes provider's settings (``kubernetes:*`` keys, full key → value)."""
+
+
+def read_stack(path: Path) -> StackFile:
+    """Parse a stack file; :class:`ConfigError` if it is not one."""
     source = str(path)
     try:
         document = yaml.safe_load(path.read_text())
@@ -86,23 +103,8 @@ def read_stack_file(path: Path) -> tuple[dict[str, Any], set[str]]:
         values[key] = redacted
         if had_secret:
             secret_keys.add(key)
-    return values, secret_keys
-
-
-def config_section(path: Path) -> dict[str, Any]:
-    """A stack file's ``config`` mapping, every key as written; empty if it cannot be read
-    (:func:`read_stack_file` is the one that reports why)."""
-    try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    config = document.get("config") if isinstance(document, dict) else None
-    return {str(k): v for k, v in config.items()} if isinstance(config, dict) else {}
-
-
-def provider_settings(path: Path) -> dict[str, Any]:
-    """The stack file's ``kubernetes:*`` keys (the provider's settings), full key → value."""
-    return {k: v for k, v in config_section(path).items() if k.startswith("kubernetes:")}
+    provider = {str(k): v for k, v in config.items() if str(k).startswith("kubernetes:")}
+    return StackFile(values, secret_keys, provider)
 
 
 def _redact(value: Any) -> tuple[Any, bool]:

@@ -21,8 +21,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue.errors import PROJECT, ConfigError, Problem, key_path
-from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, config_section
+from aiperf_kueue.errors import ConfigError, Problem, key_path
+from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, read_stack_file
 
 KeyPath = tuple[str | int, ...]
 #: The config keys whose entries' ``spec`` may hold ``secure:`` string values.
@@ -36,25 +36,13 @@ NOT_HERE = (
 
 
 def secure_paths_in_file(path: Path) -> list[KeyPath]:
-    """The key paths (below ``aiperf-kueue:``) of every ``secure:`` value in a stack file."""
-    paths: list[KeyPath] = []
-    for full_key, value in config_section(path).items():
-        namespace, _, key = full_key.partition(":")
-        if namespace == PROJECT:
-            paths += [(key, *p) for p in _secure_in(value)]
-    return paths
-
-
-def _secure_in(value: Any) -> Iterator[KeyPath]:
-    if isinstance(value, dict):
-        if set(value) == {"secure"}:
-            yield ()
-            return
-        for k, v in value.items():
-            yield from ((k, *p) for p in _secure_in(v))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from ((i, *p) for p in _secure_in(v))
+    """The key paths (below ``aiperf-kueue:``) of every ``secure:`` value in a stack file (the
+    loader's placeholders mark them); none if it cannot be read."""
+    try:
+        values, _ = read_stack_file(path)
+    except ConfigError:
+        return []
+    return placeholder_paths(values)
 
 
 def placeholder_paths(values: Mapping[str, Any]) -> list[KeyPath]:

@@ -51,6 +51,7 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
 
     ``records``: where to keep the plan's ``resources.json`` (for a replay).
     """
+    from aiperf_kueue.loader import StackFile
     from offline import cli, engine
 
     size = fleet.fleet_for(target)
@@ -59,7 +60,7 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="aiperf-kueue-bench-") as tmp:
         out = Path(tmp) / "out"
         # The stack "file" is the generated fleet, already in memory.
-        cli.read_stack_file = lambda _path: (values, set())  # type: ignore[attr-defined]
+        cli.read_stack = lambda _path: StackFile(values, set(), {})  # type: ignore[attr-defined]
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             cpu, start = _cpu(), time.perf_counter()
             status = cli.main(["plan", f"{name}.yaml", "--out", str(out)])

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.loader import provider_settings, read_stack_file, stack_file_for, stack_name_of
+from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
 from aiperf_kueue.stack_plan import plan_values
 from offline import diff, markdown, report, sources, submissions
 from offline.engine import ROOT, close_worker_loops, run_program
@@ -50,9 +50,10 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
     then run the program under the recording engine; writes nothing. :class:`ConfigError` if invalid."""
     source = source if source is not None else str(path)
     try:
-        values, secret_keys = read_stack_file(path)
+        stack = read_stack(path)
+        values, secret_keys = stack.values, stack.secret_keys
         # Keeps a bad stack from registering anything; the program reuses it.
-        config = plan_values(values, source, ROOT, provider=provider_settings(path)).config
+        config = plan_values(values, source, ROOT, provider=stack.provider).config
     except ConfigError as exc:
         raise ConfigError(source, exc.problems) from None
     name = stack_name_of(path)
