@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Build the e2e cluster's and the real Pulumi engine's binaries from their Go modules, cached by version.
+
+Every binary comes from a committed wrapper module under ``e2e/tools/<component>/`` (``go.mod`` + ``go.sum``
+pin the upstream sources; nothing upstream is committed).  The binaries land in a cache outside the
+repository, ``$AIPERF_KUEUE_CACHE`` (default ``~/.cache/aiperf-kueue``), under
+``e2e/<component>-<version>-<key>/``.  The key hashes the wrapper's ``go.mod``/``go.sum``, the build recipe
+and the Go version, so a second run with the same pins builds nothing, and a changed pin builds afresh
+beside the old one.
+
+Usage: ``python3 e2e/build.py [--only NAME ...] [--manifest out/e2e/binaries.json]``.  It prints a line
+per component and the wall and CPU time of what it built.  Standard library only: it runs before any
+virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "e2e" / "tools"
+# Bump when the recipe below changes in a way the hashed inputs do not show.
+RECIPE_VERSION = "1"
+
+KUBERNETES = "v1.36.3"
+ETCD = "v3.6.14"
+KUEUE = "v0.19.2"
+JOBSET = "v0.12.0"
+# pkg/v3@v3.272.0 is not served by the Go module proxy; v3.274.0 is the nearest served release at or above
+# the Python SDK's pin (a CLI newer than the SDK is the supported direction).
+PULUMI_CLI = "v3.274.0"
+# provider/v4 is never tagged; the only release commit the proxy serves is v4.25.0's (f47bc2d6f199).
+PULUMI_KUBERNETES = "4.25.0"
+PULUMI_KUBERNETES_PSEUDO = "v4.0.0-20260115033456-f47bc2d6f199"
+# A fixed build date keeps the binaries reproducible; the version strings are what clients check.
+BUILD_DATE = "2026-01-01T00:00:00Z"
+
+
+def _k8s_version_ldflags(version: str) -> list[str]:
+    major, minor = version.lstrip("v").split(".")[:2]
+    flags = []
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {pkg}.gitVersion={version}",
+            f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitTreeState=clean",
+            f"-X {pkg}.buildDate={BUILD_DATE}",
+        ]
+    return flags
+
+
+@dataclasses.dataclass(frozen=True)
+class Binary:
+    """One ``go build`` of one main package into one file."""
+
+    name: str
+    package: str
+    ldflags: tuple[str, ...] = ()
+    tags: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Component:
+    """A wrapper module and the binaries built from it."""
+
+    name: str
+    version: str
+    binaries: tuple[Binary, ...]
+    # Files copied out of a module zip next to the binaries: (module@version, path in zip, file name).
+    extras: tuple[tuple[str, str, str], ...] = ()
+    # The wrapper needs a generated main package (the provider's go:embed files are not in its zip).
+    generate_provider: bool = False
+
+
+COMPONENTS: tuple[Component, ...] = (
+    Component(
+        "etcd",
+        ETCD,
+        (Binary("etcd", "go.etcd.io/etcd/server/v3"),),
+    ),
+    Component(
+        "cluster",
+        f"k8s-{KUBERNETES}_kueue-{KUEUE}_jobset-{JOBSET}",
+        (
+            Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", tuple(_k8s_version_ldflags(KUBERNETES))),
+            Binary(
+                "kube-controller-manager",
+                "k8s.io/kubernetes/cmd/kube-controller-manager",
+                tuple(_k8s_version_ldflags(KUBERNETES)),
+            ),
+            Binary("kubectl", "k8s.io/kubernetes/cmd/kubectl", tuple(_k8s_version_ldflags(KUBERNETES))),
+            Binary(
+                "kueue",
+                "sigs.k8s.io/kueue/cmd/kueue",
+                (f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE}",),
+            ),
+            Binary("jobset", "sigs.k8s.io/jobset", (f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET}",)),
+        ),
+    ),
+    Component(
+        "pulumi",
+        PULUMI_CLI,
+        (
+            Binary(
+                "pulumi",
+                "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
+                (f"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version={PULUMI_CLI}",),
+                tags="osusergo,grpcnotrace",
+            ),
+        ),
+        # The Python dynamic provider's launcher (the readiness gate runs in it); the CLI looks for it on PATH.
+        extras=(
+            (
+                f"github.com/pulumi/pulumi/sdk/v3@{PULUMI_CLI}",
+                "python/dist/pulumi-resource-pulumi-python",
+                "pulumi-resource-pulumi-python",
+            ),
+        ),
+    ),
+    Component(
+        "provider",
+        PULUMI_KUBERNETES,
+        (
+            Binary(
+                "pulumi-resource-kubernetes",
+                "./cmd/pulumi-resource-kubernetes",
+                (f"-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={PULUMI_KUBERNETES}",),
+            ),
+        ),
+        generate_provider=True,
+    ),
+)
+
+
+def cache_root() -> Path:
+    """Where built binaries live: ``$AIPERF_KUEUE_CACHE`` or ``~/.cache/aiperf-kueue``."""
+    return Path(os.environ.get("AIPERF_KUEUE_CACHE") or Path.home() / ".cache" / "aiperf-kueue")
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["CGO_ENABLED"] = "0"
+    env["GOTOOLCHAIN"] = "local"
+    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -trimpath -mod=mod").strip()
+    return env
+
+
+def _go_version() -> str:
+    return subprocess.run(["go", "version"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def component_key(component: Component, go_version: str) -> str:
+    """Hash of everything that decides the component's bytes."""
+    h = hashlib.sha256()
+    wrapper = TOOLS / component.name
+    for name in ("go.mod", "go.sum"):
+        h.update((wrapper / name).read_bytes())
+    h.update(json.dumps(dataclasses.asdict(component), sort_keys=True).encode())
+    h.update(go_version.encode())
+    h.update(RECIPE_VERSION.encode())
+    return h.hexdigest()[:12]
+
+
+def component_dir(component: Component, go_version: str) -> Path:
+    """The cache directory of one component's binaries at its pinned versions."""
+    return cache_root() / "e2e" / f"{component.name}-{component.version}-{component_key(component, go_version)}"
+
+
+def _module_dir(module_at_version: str, env: dict[str, str], cwd: Path) -> Path:
+    out = subprocess.run(
+        ["go", "mod", "download", "-json", module_at_version], check=True, capture_output=True, text=True, env=env,
+        cwd=cwd,
+    ).stdout
+    return Path(json.loads(out)["Dir"])
+
+
+def _prepare_provider(work: Path, env: dict[str, str]) -> None:
+    """Lay out the provider's main package with the two go:embed files its `go generate` would write."""
+    module = _module_dir(f"github.com/pulumi/pulumi-kubernetes/provider/v4@{PULUMI_KUBERNETES_PSEUDO}", env, work)
+    src = module / "cmd" / "pulumi-resource-kubernetes"
+    dst = work / "cmd" / "pulumi-resource-kubernetes"
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ("main.go", "helm-mapping.json"):
+        shutil.copyfile(src / name, dst / name)
+    schema = json.loads((src / "schema.json").read_text())
+    schema["version"] = PULUMI_KUBERNETES
+    (dst / "schema-embed.json").write_text(json.dumps(schema, separators=(",", ":")))
+    mapping = json.loads((src / "terraform-mapping.json").read_text())
+    (dst / "terraform-mapping-embed.json").write_text(json.dumps(mapping, separators=(",", ":")))
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def build(component: Component, go_version: str) -> dict[str, object]:
+    """Build one component unless its cache directory is complete; return what happened."""
+    target = component_dir(component, go_version)
+    stamp = target / ".complete"
+    if stamp.exists():
+        return {"component": component.name, "version": component.version, "dir": str(target), "built": False}
+    env = _go_env()
+    work = cache_root() / "e2e" / "work" / component.name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    for name in ("go.mod", "go.sum"):
+        shutil.copyfile(TOOLS / component.name / name, work / name)
+    started, cpu0 = time.monotonic(), _cpu_seconds()
+    if component.generate_provider:
+        _prepare_provider(work, env)
+    bin_dir = target / "bin"
+    shutil.rmtree(target, ignore_errors=True)
+    bin_dir.mkdir(parents=True)
+    for binary in component.binaries:
+        t0 = time.monotonic()
+        ldflags = " ".join(("-s", "-w", *binary.ldflags))
+        cmd = ["go", "build", "-ldflags", ldflags, "-o", str(bin_dir / binary.name)]
+        if binary.tags:
+            cmd += ["-tags", binary.tags]
+        cmd.append(binary.package)
+        print(f"  go build {binary.package} -> {binary.name}", flush=True)
+        subprocess.run(cmd, check=True, cwd=work, env=env)
+        print(f"    {binary.name}: {time.monotonic() - t0:.0f} s", flush=True)
+    for module, path, name in component.extras:
+        dest = bin_dir / name
+        shutil.copyfile(_module_dir(module, env, work) / path, dest)
+        dest.chmod(0o755)
+    record = {
+        "component": component.name,
+        "version": component.version,
+        "dir": str(target),
+        "built": True,
+        "wall_s": round(time.monotonic() - started, 1),
+        "cpu_s": round(_cpu_seconds() - cpu0, 1),
+    }
+    stamp.write_text(json.dumps(record, indent=2) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build what is missing; print the per-component and total times; write the binaries manifest."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=[c.name for c in COMPONENTS])
+    parser.add_argument("--manifest", type=Path, help="write {binary name: path} and the build record as JSON")
+    args = parser.parse_args(argv)
+    go_version = _go_version()
+    wanted = [c for c in COMPONENTS if not args.only or c.name in args.only]
+    started = time.monotonic()
+    records = []
+    binaries: dict[str, str] = {}
+    for component in wanted:
+        print(f"e2e build: {component.name} {component.version}", flush=True)
+        record = build(component, go_version)
+        records.append(record)
+        note = f"built in {record['wall_s']} s wall, {record['cpu_s']} CPU-s" if record["built"] else "cached"
+        print(f"e2e build: {component.name} {component.version}: {note} ({record['dir']})", flush=True)
+        for path in sorted((Path(str(record["dir"])) / "bin").iterdir()):
+            binaries[path.name] = str(path)
+    total = time.monotonic() - started
+    built = [r for r in records if r["built"]]
+    print(f"e2e build: {len(built)} of {len(records)} components built, {total:.0f} s in all", flush=True)
+    if args.manifest:
+        args.manifest.parent.mkdir(parents=True, exist_ok=True)
+        manifest = {"go": go_version, "binaries": binaries, "components": records, "total_s": round(total, 1)}
+        args.manifest.write_text(json.dumps(manifest, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
