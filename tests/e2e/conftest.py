@@ -1,0 +1,193 @@
+"""Fixtures of the e2e suite: the built binaries, local clusters, the AIPerf operator, and the run's report.
+
+Collected only by ``make e2e`` (``AIPERF_KUEUE_E2E=1``, inside ``e2e/sandbox.sh``). A missing input (binaries,
+the AIPerf virtualenv, the AIPerf CRDs) is a failure here, never a skip: the suite exists to run the real thing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import LocalCluster
+from tests.e2e.operator import install_aiperf_crds
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "out" / "e2e"
+DEFAULT_AIPERF_VENV = Path.home() / ".cache" / "aiperf-kueue" / "venvs" / "aiperf-0.13.0"
+
+
+def build_module() -> ModuleType:
+    """``e2e/build.py``: the one place the e2e versions are pinned."""
+    spec = importlib.util.spec_from_file_location("aiperf_kueue_e2e_build", ROOT / "e2e" / "build.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILD = build_module()
+KUEUE_MODULE = f"sigs.k8s.io/kueue@{BUILD.KUEUE}"
+JOBSET_MODULE = f"sigs.k8s.io/jobset@{BUILD.JOBSET}"
+
+
+@dataclass
+class Report:
+    """What ``make e2e`` writes to ``out/e2e/report.json`` and summarises at the end."""
+
+    versions: dict[str, str] = field(default_factory=dict)
+    stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    checks: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"versions": self.versions, "stacks": self.stacks, "checks": self.checks}
+
+
+REPORT = Report(
+    versions={
+        "kubernetes": BUILD.KUBERNETES,
+        "etcd": BUILD.ETCD,
+        "kueue": BUILD.KUEUE,
+        "jobset": BUILD.JOBSET,
+        "pulumi": BUILD.PULUMI_CLI,
+        "pulumi-kubernetes": BUILD.PULUMI_KUBERNETES,
+    }
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``e2e`` marker."""
+    config.addinivalue_line("markers", "e2e: runs against the local real cluster (make e2e)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e is an e2e test."""
+    for item in items:
+        if "/e2e/" in str(item.path):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def report() -> Report:
+    """The run's report, filled by the tests."""
+    return REPORT
+
+
+@pytest.fixture(scope="session")
+def binaries() -> dict[str, str]:
+    """Binary name → path, from the manifest ``e2e/build.py`` wrote."""
+    path = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
+    if not path.is_file():
+        pytest.fail(f"{path} not found: build the binaries with `make e2e` (python3 e2e/build.py --manifest {path})")
+    manifest = json.loads(path.read_text())
+    found: dict[str, str] = manifest["binaries"]
+    for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "kueue", "jobset"):
+        if not Path(found.get(name, "")).is_file():
+            pytest.fail(f"binary {name} missing from {path}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def aiperf_venv() -> Path:
+    """The virtualenv with the released AIPerf operator."""
+    venv = Path(os.environ.get("AIPERF_VENV") or DEFAULT_AIPERF_VENV)
+    if not (venv / "bin" / "kopf").is_file():
+        pytest.fail(f"no AIPerf operator virtualenv at {venv}: run `make aiperf-venv`")
+    return venv
+
+
+ClusterFactory = Callable[..., LocalCluster]
+
+
+@pytest.fixture(scope="module")
+def new_cluster(binaries: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterFactory]:
+    """Start fresh clusters (own etcd data, certificates and ports); every one is stopped at module end."""
+    started: list[LocalCluster] = []
+
+    def start(name: str, kueue_manager_config: dict[str, Any] | None = None, *, aiperf: bool = True) -> LocalCluster:
+        cluster = LocalCluster(
+            binaries,
+            tmp_path_factory.mktemp(f"cluster-{name}"),
+            kueue_module=KUEUE_MODULE,
+            jobset_module=JOBSET_MODULE,
+        )
+        started.append(cluster)
+        cluster.start(kueue_manager_config)
+        if aiperf:
+            install_aiperf_crds(cluster)
+        return cluster
+
+    yield start
+    for cluster in started:
+        cluster.stop()
+
+
+@dataclass
+class ClusterHandle:
+    """A running cluster for tests that only need an API server with Kueue: kubeconfig, kubectl, apply."""
+
+    cluster: LocalCluster
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The admin kubeconfig."""
+        return self.cluster.kubeconfig
+
+    def kubectl(self, *args: str) -> str:
+        """kubectl's stdout; raises on a non-zero exit."""
+        return self.cluster.kubectl(*args).stdout
+
+    def apply(self, manifests: list[dict[str, Any]]) -> str:
+        """Server-side apply, in order."""
+        return self.cluster.apply(manifests).stdout
+
+
+@pytest.fixture(scope="module")
+def e2e_cluster(new_cluster: ClusterFactory) -> ClusterHandle:
+    """One running cluster shared by a module's tests."""
+    return ClusterHandle(new_cluster("shared"))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write out/e2e/report.json."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "report.json").write_text(json.dumps(REPORT.as_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """A readable table: per stack, objects applied and rejected, per job admitted/flavors/pods vs the plan."""
+    write = terminalreporter.write_line
+    write("")
+    write("e2e summary (" + ", ".join(f"{k} {v}" for k, v in REPORT.versions.items()) + ")")
+    header = f"{'stack':<18} {'job':<28} {'admitted':<9} {'plan fits':<9} {'flavors':<24} {'pods':>5} {'s':>4}  match"
+    for stack, record in sorted(REPORT.stacks.items()):
+        write(
+            f"{stack}: {record.get('applied', 0)} objects applied, {len(record.get('rejections', []))} rejected"
+            + (f", {record['note']}" if record.get("note") else "")
+        )
+        if not record.get("jobs"):
+            continue
+        write("  " + header)
+        for job in record["jobs"]:
+            real, plan = job.get("cluster", {}), job.get("plan", {})
+            flavors = ",".join(sorted(set((real.get("flavors") or {}).values()))) or "-"
+            seconds = real.get("secondsToAdmission")
+            write(
+                f"  {stack:<18} {job['name']:<28} {real.get('admitted')!s:<9} {plan.get('fits')!s:<9} "
+                f"{flavors:<24} {real.get('pods', '-')!s:>5} {seconds if seconds is not None else '-'!s:>4}  "
+                f"{'yes' if job.get('match') else 'NO: ' + '; '.join(job.get('differences', []))}"
+            )
+    for name, value in sorted(REPORT.checks.items()):
+        write(f"check {name}: {value}")
+    write(f"report: {OUT / 'report.json'}")

@@ -1,0 +1,93 @@
+"""The released AIPerf operator (``aiperf`` on PyPI) as a local kopf process against the e2e cluster.
+
+It runs from its own virtualenv (``AIPERF_VENV``, made by ``make aiperf-venv``) with the env the program's operator
+``DeploymentPatch`` sets, cluster-wide (``--all-namespaces``) and standalone (no kopf peering objects). Its CRDs
+(AIPerfJob, AIPerfSweep) come from ``../shared/reference/aiperf/``: no package ships them.
+
+Service DNS: the operator probes each job's endpoint before it builds the JobSet, and a name that does not resolve
+fails the job. In a real cluster the cluster DNS resolves ``<svc>.<ns>.svc``; here the sandbox's private ``/etc/hosts``
+maps each endpoint host to 127.0.0.1, where nothing listens (the probe then only warns: unreachable).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from tests.e2e.cluster import LocalCluster, Process, _deadline_loop, free_port
+
+SHARED_AIPERF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "aiperf"
+CRD_FILES = ("aiperfjobs.aiperf.nvidia.com.crd.yaml", "aiperfsweeps.aiperf.nvidia.com.crd.yaml")
+HOSTS = Path("/etc/hosts")
+
+
+def aiperf_crds() -> list[Path]:
+    """The AIPerfJob and AIPerfSweep CRD files (only ../shared has them)."""
+    paths = [SHARED_AIPERF / name for name in CRD_FILES]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"AIPerf CRDs not found: {', '.join(missing)} (../shared/reference/aiperf)")
+    return paths
+
+
+def install_aiperf_crds(cluster: LocalCluster) -> None:
+    """Apply the AIPerf CRDs and wait until they are Established."""
+    for path in aiperf_crds():
+        cluster.kubectl("apply", "--server-side", "-f", str(path))
+    cluster.kubectl(
+        "wait", "--for=condition=Established", "--timeout=60s",
+        "crd/aiperfjobs.aiperf.nvidia.com", "crd/aiperfsweeps.aiperf.nvidia.com",
+    )
+
+
+def resolve_to_loopback(urls: Iterable[str]) -> None:
+    """Map every URL's host to 127.0.0.1 in the sandbox's private /etc/hosts (never the host's: see cluster.py)."""
+    hosts = sorted({urllib.parse.urlsplit(u).hostname or "" for u in urls} - {"", "localhost", "127.0.0.1"})
+    if not hosts:
+        return
+    if os.environ.get("AIPERF_KUEUE_E2E_SANDBOX") != "1":
+        raise RuntimeError("refusing to edit /etc/hosts outside the e2e sandbox")
+    text = HOSTS.read_text() if HOSTS.exists() else ""
+    known = set(text.split())
+    new = [h for h in hosts if h not in known]
+    if new:
+        HOSTS.write_text(text.rstrip("\n") + "\n" + "".join(f"127.0.0.1 {h}\n" for h in new))
+
+
+def start_operator(cluster: LocalCluster, venv: Path, env: Mapping[str, str], workdir: Path) -> Process:
+    """Start ``kopf run -m aiperf.operator.main`` and wait for its liveness endpoint."""
+    kopf = venv / "bin" / "kopf"
+    if not kopf.is_file():
+        raise FileNotFoundError(f"{kopf} not found: run `make aiperf-venv` (AIPERF_VENV={venv})")
+    port = free_port()
+    results = workdir / "operator-results"
+    results.mkdir(parents=True, exist_ok=True)
+    proc_env = {
+        **env,
+        "KUBECONFIG": str(cluster.kubeconfig),
+        "AIPERF_RESULTS_DIR": str(results),
+        "AIPERF_OPERATOR_METRICS_PORT": "0",  # no Prometheus endpoint needed
+        "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}",
+    }
+    proc = cluster._spawn(
+        "aiperf-operator",
+        [
+            kopf, "run", "-m", "aiperf.operator.main", "--all-namespaces", "--standalone",
+            f"--liveness=http://127.0.0.1:{port}/healthz",
+        ],
+        env=proc_env,
+    )
+    cluster._wait_http(proc, f"http://127.0.0.1:{port}/healthz", tls=False, timeout=120)
+    return proc
+
+
+def stop_operator(cluster: LocalCluster) -> None:
+    """Stop the operator process, if running."""
+    proc = cluster.processes.pop("aiperf-operator", None)
+    if proc:
+        proc.stop()
+
+
+__all__ = ["_deadline_loop", "aiperf_crds", "install_aiperf_crds", "resolve_to_loopback", "start_operator"]
