@@ -191,8 +191,10 @@ def _prepare_provider(work: Path, env: dict[str, str]) -> None:
     src = module / "cmd" / "pulumi-resource-kubernetes"
     dst = work / "cmd" / "pulumi-resource-kubernetes"
     dst.mkdir(parents=True, exist_ok=True)
+    # main.go, and helm-mapping.json in releases that embed it (v4.25.0 does not).
     for name in ("main.go", "helm-mapping.json"):
-        shutil.copyfile(src / name, dst / name)
+        if (src / name).exists():
+            shutil.copyfile(src / name, dst / name)
     schema = json.loads((src / "schema.json").read_text())
     schema["version"] = PULUMI_KUBERNETES
     (dst / "schema-embed.json").write_text(json.dumps(schema, separators=(",", ":")))

@@ -8,6 +8,10 @@ if [ -z "${_AIPERF_KUEUE_E2E_INSIDE:-}" ]; then
   _AIPERF_KUEUE_E2E_INSIDE=1 exec unshare --net --mount --propagation private --fork -- "$0" "$@"
 fi
 ip link set lo up
+# getaddrinfo(AI_ADDRCONFIG), which aiohttp uses, answers no IPv4 name while the only IPv4 address is 127.0.0.1.
+# A second address on lo, from TEST-NET-1 (RFC 5737), satisfies it. It is local: there is still no route, so every
+# non-loopback destination stays unreachable ("Network is unreachable").
+ip addr add 192.0.2.1/32 dev lo
 scratch=$(mktemp -d /tmp/aiperf-kueue-e2e-etc.XXXXXX)
 mount -t tmpfs tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work"

@@ -253,9 +253,38 @@ class LocalCluster:
         )
         self._wait_http(proc, f"http://127.0.0.1:{p.etcd_client}/health", tls=False)
 
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log: every JobSet create, request and stored object (after webhooks)."""
+        return self.dir / "audit.log"
+
+    def audit_events(self) -> list[dict[str, Any]]:
+        """The audit log's events, parsed."""
+        if not self.audit_log.exists():
+            return []
+        return [json.loads(line) for line in self.audit_log.read_text().splitlines() if line.strip()]
+
     def _start_apiserver(self) -> None:
         assert self.pki is not None
         k = self.pki
+        policy = self.dir / "audit-policy.yaml"
+        policy.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "audit.k8s.io/v1",
+                    "kind": "Policy",
+                    "omitStages": ["RequestReceived"],
+                    "rules": [
+                        {
+                            "level": "RequestResponse",
+                            "verbs": ["create"],
+                            "resources": [{"group": "jobset.x-k8s.io", "resources": ["jobsets"]}],
+                        },
+                        {"level": "None"},
+                    ],
+                }
+            )
+        )
         proc = self._spawn(
             "kube-apiserver",
             [
@@ -275,6 +304,9 @@ class LocalCluster:
                 "--allow-privileged=true",
                 # The default `kubernetes` Endpoints would carry the host's address; nothing may dial it.
                 "--endpoint-reconciler-type=none",
+                f"--audit-policy-file={policy}",
+                f"--audit-log-path={self.audit_log}",
+                "--audit-log-format=json",
             ],
         )
         self._wait_http(proc, f"https://127.0.0.1:{self.ports.apiserver}/readyz", tls=True, timeout=120)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -111,14 +112,17 @@ ClusterFactory = Callable[..., LocalCluster]
 
 
 @pytest.fixture(scope="module")
-def new_cluster(binaries: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterFactory]:
-    """Start fresh clusters (own etcd data, certificates and ports); every one is stopped at module end."""
+def new_cluster(binaries: dict[str, str]) -> Iterator[ClusterFactory]:
+    """Start fresh clusters (own etcd data, certificates and ports) under ``out/e2e/clusters/<name>``, where their
+    logs stay for reading after the run; every one is stopped at module end."""
     started: list[LocalCluster] = []
 
     def start(name: str, kueue_manager_config: dict[str, Any] | None = None, *, aiperf: bool = True) -> LocalCluster:
+        workdir = OUT / "clusters" / name
+        shutil.rmtree(workdir, ignore_errors=True)
         cluster = LocalCluster(
             binaries,
-            tmp_path_factory.mktemp(f"cluster-{name}"),
+            workdir,
             kueue_module=KUEUE_MODULE,
             jobset_module=JOBSET_MODULE,
         )
