@@ -12,6 +12,10 @@ ip link set lo up
 # A second address on lo, from TEST-NET-1 (RFC 5737), satisfies it. It is local: there is still no route, so every
 # non-loopback destination stays unreachable ("Network is unreachable").
 ip addr add 192.0.2.1/32 dev lo
+# The Service cluster IP range (kube-apiserver --service-cluster-ip-range) is local too: when the API server calls a
+# Service-backed webhook or APIService of a chart the program installed, it dials that Service's cluster IP, which
+# lands on loopback here, where the harness runs the controller bound to it. Nothing leaves the namespace.
+ip addr add 10.0.0.0/24 dev lo
 scratch=$(mktemp -d /tmp/aiperf-kueue-e2e-etc.XXXXXX)
 mount -t tmpfs tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work"

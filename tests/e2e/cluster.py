@@ -126,8 +126,11 @@ class LocalCluster:
 
     # --- lifecycle -------------------------------------------------------------------------------------------------
 
-    def start(self, kueue_manager_config: Mapping[str, Any] | None = None) -> None:
-        """Bring everything up, in order; on any failure stop what was started and raise with its log."""
+    def start(self, kueue_manager_config: Mapping[str, Any] | None = None, *, controllers: bool = True) -> None:
+        """Bring everything up, in order; on any failure stop what was started and raise with its log.
+
+        ``controllers=False`` starts only the control plane: for a program that installs Kueue's and JobSet's charts
+        itself (see :mod:`tests.e2e.charts`)."""
         if os.environ.get(SANDBOX_ENV) != "1":
             raise ClusterError(
                 f"the e2e cluster runs only inside e2e/sandbox.sh ({SANDBOX_ENV}=1): a private network namespace "
@@ -140,10 +143,11 @@ class LocalCluster:
             self._start_etcd()
             self._start_apiserver()
             self._start_controller_manager()
-            self.install_crds()
-            self.start_jobset()
-            self.start_kueue(kueue_manager_config or {})
-            self._install_webhooks()
+            if controllers:
+                self.install_crds()
+                self.start_jobset()
+                self.start_kueue(kueue_manager_config or {})
+                self._install_webhooks()
         except BaseException:
             self.stop()
             raise

@@ -1,0 +1,192 @@
+"""Run the controllers of the Kueue and JobSet charts that ``pulumi up`` installed, as local processes.
+
+With ``pulumi up`` installing the real charts (from the Go module zips' ``charts/`` directories), the cluster gets
+everything a Helm install creates: CRDs, RBAC, ConfigMaps, webhook configurations and APIServices that reach their
+Services, Deployments. There is no kubelet, so the harness does what the kubelet and the container runtime would:
+
+- it runs each chart's controller binary (the same version) with the chart's own ConfigMap, changing only where it
+  listens: the webhook server on its Service's cluster IP and port (``e2e/sandbox.sh`` puts the whole Service range on
+  loopback, so the API server's Service-backed webhook calls land here), Kueue's visibility server on its Service's
+  cluster IP and port (the APIServices), health and metrics on free loopback ports; leader election off;
+- it copies the webhook certificate Secret that the controller's own internal cert management writes into the
+  directory the controller reads (the kubelet's Secret volume);
+- it reports the Deployment's pod Running and Ready once the webhook answers (:mod:`tests.e2e.incluster`).
+
+A background thread does this as soon as each chart's Deployment exists, so the program's readiness gate sees the
+controller come up while ``pulumi up`` runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.e2e.cluster import LocalCluster, Process, free_port
+from tests.e2e.incluster import _run_pod
+
+
+@dataclass
+class ChartController:
+    """One chart's controller: where it is, and when it came up."""
+
+    name: str
+    namespace: str
+    deployment: str
+    binary: str
+    started_at: float | None = None
+    serving_at: float | None = None
+    process: Process | None = None
+    cert_dir: Path | None = None
+    secret: str | None = None
+    restarts: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+def _get(cluster: LocalCluster, *args: str) -> dict[str, Any] | None:
+    result = cluster.kubectl("get", *args, "-o", "json", check=False)
+    if result.returncode != 0:
+        return None
+    import json
+
+    return dict(json.loads(result.stdout))
+
+
+class ChartControllers:
+    """Watches for the charts' Deployments and runs their controllers; stop() ends everything it started."""
+
+    def __init__(self, cluster: LocalCluster, *, delay_start: threading.Event | None = None) -> None:
+        self.cluster = cluster
+        self.controllers = [
+            ChartController("jobset", "jobset-system", "jobset-controller", "jobset"),
+            ChartController("kueue", "kueue-system", "kueue-controller-manager", "kueue"),
+        ]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="chart-controllers", daemon=True)
+        # Set by a test that wants the controllers to start only later (the readiness gate must wait).
+        self.delay_start = delay_start
+        self.errors: list[str] = []
+
+    def __enter__(self) -> ChartControllers:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop the watcher and the controller processes it started."""
+        self._stop.set()
+        self._thread.join(30)
+        for c in self.controllers:
+            if c.process:
+                c.process.stop()
+                self.cluster.processes.pop(f"chart-{c.name}", None)
+
+    def by_name(self, name: str) -> ChartController:
+        """The controller called ``name`` (``kueue``, ``jobset``)."""
+        return next(c for c in self.controllers if c.name == name)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                for c in self.controllers:
+                    self._step(c)
+            except Exception as exc:  # noqa: BLE001 (reported to the test, which fails with it)
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            time.sleep(0.5)
+
+    def _step(self, c: ChartController) -> None:
+        if c.process is None:
+            if self.delay_start is not None and not self.delay_start.is_set():
+                return
+            deployment = _get(self.cluster, "deployment", c.deployment, "-n", c.namespace)
+            if deployment is None:
+                return
+            self._start(c, deployment)
+            return
+        if c.process.popen.poll() is not None:
+            # The kubelet restarts a container that exits (restartPolicy Always): a controller started before
+            # its CRDs are established exits ("no matches for kind"), as it would crash-loop in a pod.
+            c.restarts += 1
+            c.log.append(f"exited {c.process.popen.returncode}; restart {c.restarts}")
+            if c.restarts > 20:
+                raise RuntimeError(f"{c.name} keeps exiting:\n{c.process.tail()}")
+            c.process = None
+            c.serving_at = None
+            time.sleep(min(2 * c.restarts, 10))
+            return
+        self._sync_certs(c)
+        if c.serving_at is None and self._serving(c):
+            c.serving_at = time.monotonic()
+        if c.serving_at is not None:
+            for pod in (_get(self.cluster, "pods", "-n", c.namespace) or {}).get("items", []):
+                owner = (pod["metadata"].get("ownerReferences") or [{}])[0].get("name", "")
+                ready = [x for x in (pod.get("status") or {}).get("conditions", []) if x["type"] == "Ready"]
+                if owner.startswith(c.deployment) and not (ready and ready[0]["status"] == "True"):
+                    _run_pod(self.cluster, c.namespace, pod)
+
+    def _service(self, namespace: str, suffix: str) -> dict[str, Any]:
+        for svc in (_get(self.cluster, "services", "-n", namespace) or {}).get("items", []):
+            if svc["metadata"]["name"].endswith(suffix):
+                return svc
+        raise RuntimeError(f"no Service *{suffix} in {namespace} yet")
+
+    def _start(self, c: ChartController, deployment: Mapping[str, Any]) -> None:
+        volumes = deployment["spec"]["template"]["spec"].get("volumes") or []
+        config_map = next(v["configMap"]["name"] for v in volumes if "configMap" in v)
+        cm = _get(self.cluster, "configmap", config_map, "-n", c.namespace)
+        if cm is None:
+            return
+        config = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
+        webhook = self._service(c.namespace, "-webhook-service")
+        c.cert_dir = self.cluster.dir / f"chart-{c.name}-certs"
+        c.cert_dir.mkdir(exist_ok=True)
+        port = webhook["spec"]["ports"][0]["port"]
+        config["webhook"] = {**(config.get("webhook") or {}), "host": webhook["spec"]["clusterIP"], "port": port,
+                             "certDir": str(c.cert_dir)}
+        config["health"] = {**(config.get("health") or {}), "healthProbeBindAddress": f"127.0.0.1:{free_port()}"}
+        config["metrics"] = {**(config.get("metrics") or {}), "bindAddress": f"127.0.0.1:{free_port()}"}
+        config["leaderElection"] = {"leaderElect": False}
+        internal = config.get("internalCertManagement") or {}
+        c.secret = internal.get("webhookSecretName") or f"{c.name}-webhook-server-cert"
+        args = [self.cluster.bin[c.binary], f"--kubeconfig={self.cluster.kubeconfig}"]
+        if c.name == "kueue":
+            visibility = self._service(c.namespace, "-visibility-server")
+            config["visibilityServer"] = {
+                "bindAddress": visibility["spec"]["clusterIP"],
+                "bindPort": visibility["spec"]["ports"][0]["port"],
+            }
+            config["namespace"] = c.namespace
+            # Kueue writes the metrics certs to this fixed path only with internal certs off; on here.
+        path = self.cluster.dir / f"chart-{c.name}-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        args.insert(1, f"--config={path}")
+        c.process = self.cluster._spawn(f"chart-{c.name}", args)
+        c.started_at = time.monotonic()
+
+    def _sync_certs(self, c: ChartController) -> None:
+        assert c.cert_dir is not None and c.secret is not None
+        secret = _get(self.cluster, "secret", c.secret, "-n", c.namespace)
+        for key, value in ((secret or {}).get("data") or {}).items():
+            data = base64.b64decode(value)
+            target = c.cert_dir / key
+            if not target.exists() or target.read_bytes() != data:
+                target.write_bytes(data)
+
+    def _serving(self, c: ChartController) -> bool:
+        import socket
+
+        assert c.process is not None
+        config = yaml.safe_load((self.cluster.dir / f"chart-{c.name}-config.yaml").read_text())
+        try:
+            with socket.create_connection((config["webhook"]["host"], config["webhook"]["port"]), timeout=1):
+                return True
+        except OSError:
+            return False
