@@ -3,7 +3,7 @@
 A Helm release that reports success, or a Deployment at 1/1 Ready, is not a
 webhook that answers: ClusterQueue and ResourceFlavor creates fail for another
 10–30 s (kueue NOTES). :class:`KueueReadinessGate` runs
-:func:`aiperf_kueue.readiness.wait_for_kueue` on create — only on ``pulumi up``,
+:func:`aiperf_kueue.providers.kueue_wait.wait_for_kueue` on create — only on ``pulumi up``,
 never on preview or under mocks — and again whenever the Kueue version, its chart
 and values (a digest), or the watched objects change.
 """
@@ -54,7 +54,7 @@ class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):
         attempts = news.get("attempts")
         if not isinstance(attempts, int | float) or attempts < 1 or int(attempts) != attempts:
             failures.append(pulumi.dynamic.CheckFailure("attempts", f"attempts must be an integer ≥ 1, got {attempts}"))
-        from aiperf_kueue.readiness import MAX_INTERVAL_SECONDS
+        from aiperf_kueue.providers.kueue_wait import MAX_INTERVAL_SECONDS
 
         for key in ("intervalSeconds", "timeoutSeconds"):
             value = news.get(key)
@@ -71,8 +71,8 @@ class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):
         return pulumi.dynamic.CheckResult(news, failures)
 
     def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        """Wait for Kueue; fail the ``up`` with :class:`~aiperf_kueue.readiness.KueueNotReady`'s message if it isn't."""
-        from aiperf_kueue import readiness
+        """Wait for Kueue; fail the ``up`` with :class:`~aiperf_kueue.providers.kueue_wait.KueueNotReady`'s message."""
+        from aiperf_kueue.providers import kueue_wait as readiness
 
         api = readiness.load_api_server(props.get("kubeconfig") or None, props.get("context") or None)
         report = readiness.wait_for_kueue(

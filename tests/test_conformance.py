@@ -27,9 +27,9 @@ import pytest
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
 from aiperf_kueue.manifests import all_queue_objects
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import clean
 from aiperf_kueue.planner import plan_queues
-from offline.engine import run_program
-from offline.report import clean
 
 try:
     import crd_validation as cv

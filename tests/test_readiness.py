@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue.readiness import (
+from aiperf_kueue.providers.kueue_wait import (
     ApiServer,
     KubeconfigError,
     KueueNotReady,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from offline import docs
+from aiperf_kueue.offline import docs
 from tests.support import ROOT
 
 README = (ROOT / "README.md").read_text()
@@ -11,13 +11,13 @@ README = (ROOT / "README.md").read_text()
 def test_config_reference_is_generated_from_the_models() -> None:
     start = README.index(docs.BEGIN)
     end = README.index(docs.END) + len(docs.END) + 1
-    assert README[start:end] == docs.config_reference(), "run: python -m offline.docs --write README.md"
+    assert README[start:end] == docs.config_reference(), "run: python -m aiperf_kueue.offline.docs --write README.md"
 
 
 def test_plan_example_is_the_real_output() -> None:
     start = README.index(docs.PLAN_BEGIN)
     end = README.index(docs.PLAN_END) + len(docs.PLAN_END) + 1
-    assert README[start:end] == docs.plan_dev_example(), "run: python -m offline.docs --write README.md"
+    assert README[start:end] == docs.plan_dev_example(), "run: python -m aiperf_kueue.offline.docs --write README.md"
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:

@@ -1,5 +1,5 @@
-"""The replay program: :data:`bench.replay.RECORDS` registered again, nothing else."""
+"""The replay program: :data:`aiperf_kueue.bench.replay.RECORDS` registered again, nothing else."""
 
-from bench import replay
+from aiperf_kueue.bench import replay
 
 replay.register(replay.RECORDS)

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from aiperf_kueue.config.base import DnsLabel, Flag, Model, Number, WholeNumber, dns_label
 from aiperf_kueue.config.jobs import OperatorSizing
-from aiperf_kueue.readiness import MAX_INTERVAL_SECONDS
+from aiperf_kueue.providers.kueue_wait import MAX_INTERVAL_SECONDS
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
 #: ``operator.defaultQueue`` meaning "the LocalQueue every benchmark namespace has".

@@ -17,9 +17,9 @@ from typing import Any
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
+from aiperf_kueue.offline import diff, markdown, report, sources, submissions
+from aiperf_kueue.offline.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.stack_plan import plan_values
-from offline import diff, markdown, report, sources, submissions
-from offline.engine import ROOT, close_worker_loops, run_program
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 

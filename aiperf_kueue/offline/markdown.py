@@ -1,4 +1,4 @@
-"""Render a :class:`offline.diff.PlanDiff` as GitHub-flavoured Markdown, for a pull request comment.
+"""Render a :class:`aiperf_kueue.offline.diff.PlanDiff` as GitHub-flavoured Markdown, for a pull request comment.
 
 Sections: the summary line, caution blocks for protected resources that would go and for
 replacements that would fail, the quota changes and the pools' "handed out vs inventory",
@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from offline.diff import (
+from aiperf_kueue.offline.diff import (
     CHART_IDENTITY_PATHS,
     IDENTITY_PATHS,
     MISSING,
