@@ -30,6 +30,22 @@ DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue-name"
 #: The LocalQueue name Kueue itself treats as a namespace's default (LocalQueueDefaulting).
 DEFAULT_LOCAL_QUEUE = "default"
 
+#: Where the Kueue chart and the release manifests put Kueue, and the names they give its
+#: controller Deployment and webhook Service (release ``kueue``, no name overrides).
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_DEPLOYMENT = "kueue-controller-manager"
+KUEUE_WEBHOOK_SERVICE = "kueue-webhook-service"
+
+#: The readiness gate's defaults (``kueue.readiness``): tries per step, the first wait between
+#: tries in seconds, and the deadline for all three steps. They cover the 10–30 s Kueue's webhook
+#: needs after its Deployment is Ready.
+READINESS_ATTEMPTS = 40
+READINESS_INTERVAL_SECONDS = 2.0
+READINESS_TIMEOUT_SECONDS = 300.0
+#: Longest wait between two tries of a step, in seconds: the backoff doubles up to it. Config
+#: (``kueue.readiness.intervalSeconds``) and the gate's ``check`` refuse a first interval above it.
+READINESS_MAX_INTERVAL_SECONDS = 10.0
+
 
 def parse_version(text: str) -> tuple[int, int, int]:
     """``"0.19.2"`` or ``"v0.19.2"`` → ``(0, 19, 2)``; ``ValueError`` otherwise."""

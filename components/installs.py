@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime import is_config_secret
 
 from aiperf_kueue.installs import HelmRelease
-from aiperf_kueue.providers.kueue_wait import is_kubeconfig_contents
+from aiperf_kueue.providers.kubeconfig import is_kubeconfig_contents
 from components.readiness import KueueReadinessGate, KueueReadinessGateArgs
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"

@@ -12,36 +12,54 @@ suite waits in three steps, and so does :func:`wait_for_kueue`:
 3. a server-side dry-run create of a ResourceFlavor is admitted, which goes
    through the real webhook without persisting anything.
 
-Pure Python on :mod:`urllib` — no Pulumi, no Kubernetes client library — so the
-Pulumi dynamic provider in ``components.readiness`` stays small and picklable.
+The API server is reached with the official Kubernetes Python client (``kubernetes``): its
+kubeconfig loader (contexts, ``$KUBECONFIG`` merged as kubectl merges it, exec credential
+plugins with token refresh, client certificates, ``proxy-url``, ``tls-server-name``, basic
+auth, the in-cluster service account) and its HTTP client. This module adds the three steps,
+their retry policy and the explanation when Kueue is not ready. It runs in the Pulumi dynamic
+provider (:mod:`aiperf_kueue.providers.readiness`) on ``pulumi up``, never in ``plan``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
-import http.client
 import json
 import os
 import ssl
-import subprocess
-import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+import urllib3
+from kubernetes import config as kube_config
+from kubernetes.client import ApiClient, Configuration
+from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.incluster_config import (
+    SERVICE_CERT_FILENAME,
+    SERVICE_TOKEN_FILENAME,
+    InClusterConfigLoader,
+)
+from kubernetes.config.kube_config import ConfigNode, KubeConfigMerger
 
-from aiperf_kueue.kueue import GROUP
+from aiperf_kueue.kueue import (
+    GROUP,
+    KUEUE_DEPLOYMENT,
+    KUEUE_NAMESPACE,
+    KUEUE_WEBHOOK_SERVICE,
+    READINESS_ATTEMPTS,
+    READINESS_INTERVAL_SECONDS,
+    READINESS_MAX_INTERVAL_SECONDS,
+    READINESS_TIMEOUT_SECONDS,
+)
+from aiperf_kueue.providers.kubeconfig import (
+    INLINE_KUBECONFIG,
+    KubeconfigError,
+    is_kubeconfig_contents,
+    parse_kubeconfig_contents,
+)
 
 __all__ = [
-    "MAX_INTERVAL_SECONDS",
     "STEPS",
     "STEP_DEPLOYMENT",
     "STEP_DRY_RUN",
@@ -53,7 +71,6 @@ __all__ = [
     "StepReport",
     "from_kubeconfig",
     "in_cluster",
-    "is_kubeconfig_contents",
     "load_api_server",
     "wait_for_kueue",
 ]
@@ -64,24 +81,10 @@ STEP_DRY_RUN = "dryRun"
 #: The three steps, in the order they run; also the keys of :attr:`ReadinessReport.attempts`.
 STEPS = (STEP_DEPLOYMENT, STEP_ENDPOINTS, STEP_DRY_RUN)
 
-#: Where a pod's service-account credentials are mounted.
-SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: Name prefix of the dry-run ResourceFlavor; ``generateName`` so it can never clash with a real flavor.
 DRY_RUN_NAME_PREFIX = "aiperf-kueue-readiness-"
 _USER_AGENT = "aiperf-kueue-readiness"
-# Exec plugins (aws eks get-token, gke-gcloud-auth-plugin) can be slow on a cold
-# start, but a hung plugin must not hang `pulumi up` forever.
-_EXEC_TIMEOUT_SECONDS = 60.0
 _BODY_EXCERPT = 300
-#: Longest wait between two tries of a step, in seconds: the backoff doubles up to it. Config
-#: (``kueue.readiness.intervalSeconds``) and the gate's ``check`` refuse a first interval above it.
-MAX_INTERVAL_SECONDS = 10.0
-#: How errors name a kubeconfig given as contents: never the contents, which hold credentials.
-INLINE_KUBECONFIG = "<inline kubeconfig>"
-
-
-class KubeconfigError(Exception):
-    """The API server connection settings (kubeconfig or in-cluster) can't be used."""
 
 
 # --------------------------------------------------------------------------- connection settings
@@ -89,30 +92,29 @@ class KubeconfigError(Exception):
 
 @dataclass(frozen=True)
 class ApiServer:
-    """How to reach and authenticate to one Kubernetes API server.
+    """One Kubernetes API server, as the Kubernetes client's loader configured it.
 
-    ``*_data`` fields hold PEM text; ``*_file`` fields hold paths. Secrets are
-    kept out of ``repr`` so a settings object can be logged.
+    Credentials stay out of ``repr``, so a settings object can be logged.
     """
 
-    server: str
-    """Base URL, e.g. ``https://10.0.0.1:6443`` (a path prefix, as behind Rancher, is kept)."""
-    token: str | None = field(default=None, repr=False)
-    """Bearer token."""
-    ca_data: str | None = field(default=None, repr=False)
-    """PEM CA bundle that signs the server certificate."""
-    ca_file: str | None = None
-    """Path of a PEM CA bundle."""
-    client_cert_data: str | None = field(default=None, repr=False)
-    """PEM client certificate (mutual TLS)."""
-    client_cert_file: str | None = None
-    """Path of a PEM client certificate."""
-    client_key_data: str | None = field(default=None, repr=False)
-    """PEM client private key."""
-    client_key_file: str | None = None
-    """Path of a PEM client private key."""
-    insecure: bool = False
-    """Skip server certificate verification (``insecure-skip-tls-verify``)."""
+    configuration: Configuration = field(repr=False)
+    """The client's settings: host, TLS, proxy, credentials (and their refresh)."""
+    source: str
+    """Where they came from, as errors name it: a kubeconfig path, ``<inline kubeconfig>``, or in-cluster."""
+
+    @property
+    def server(self) -> str:
+        """Base URL, e.g. ``https://10.0.0.1:6443``."""
+        return str(self.configuration.host)
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token the requests carry, if any."""
+        value = self.configuration.api_key.get("BearerToken") or self.configuration.api_key.get("authorization")
+        if not value:
+            return None
+        scheme, _, token = str(value).strip().partition(" ")
+        return token if scheme.lower() == "bearer" else None
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None) -> ApiServer:
@@ -120,73 +122,115 @@ class ApiServer:
 
         ``path`` is a kubeconfig path or, as ``kubernetes:kubeconfig`` may be, its contents
         (YAML or JSON; see :func:`is_kubeconfig_contents`). Errors never quote contents.
-        It defaults to ``$KUBECONFIG`` (a ``os.pathsep``-separated list,
-        merged the way kubectl does: the first file naming an entry wins) and then
-        ``~/.kube/config``. Exec credential plugins are run once, here;
-        ``auth-provider`` and basic auth are rejected with a :class:`KubeconfigError`.
+        It defaults to ``$KUBECONFIG`` (a ``os.pathsep``-separated list, merged the way
+        kubectl does) and then ``~/.kube/config``.
         """
-        return _from_kubeconfig(path, context)
+        configuration = Configuration()
+        try:
+            if path is not None and is_kubeconfig_contents(path):
+                source = INLINE_KUBECONFIG
+                doc = parse_kubeconfig_contents(str(path))
+                _check_context(doc, context, source)
+                kube_config.load_kube_config_from_dict(
+                    doc, context=context, client_configuration=configuration, persist_config=False
+                )
+            else:
+                source = os.pathsep.join(_kubeconfig_files(path))
+                _check_context(None, context, source)
+                kube_config.load_kube_config(
+                    config_file=source, context=context, client_configuration=configuration, persist_config=False
+                )
+            merged = ConfigNode("kube-config", doc) if source == INLINE_KUBECONFIG else KubeConfigMerger(source).config
+        except (ConfigException, ValueError, TypeError, KeyError, OSError) as err:
+            raise KubeconfigError(f"{source}: cannot use this kubeconfig: {err}") from None
+        api = cls(_one_request_per_attempt(configuration), source)
+        _exec_gave_credentials(api, merged, context)
+        return api
 
     @classmethod
     def in_cluster(
         cls,
         environ: Mapping[str, str] | None = None,
-        secrets_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR,
+        token_file: str | os.PathLike[str] = SERVICE_TOKEN_FILENAME,
+        ca_file: str | os.PathLike[str] = SERVICE_CERT_FILENAME,
     ) -> ApiServer:
-        """Settings of the pod this runs in: ``KUBERNETES_SERVICE_HOST/PORT`` and the service-account token."""
-        env = os.environ if environ is None else environ
-        host = env.get("KUBERNETES_SERVICE_HOST")
-        port = env.get("KUBERNETES_SERVICE_PORT", "443")
-        if not host:
-            raise KubeconfigError("not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST is not set")
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"  # IPv6 literal
-        secrets = Path(secrets_dir)
+        """Settings of the pod this runs in: ``KUBERNETES_SERVICE_HOST/PORT``, the service-account
+        token (re-read as the kubelet rotates it) and CA."""
+        configuration = Configuration()
         try:
-            token = (secrets / "token").read_text().strip()
-        except OSError as err:
-            raise KubeconfigError(f"in-cluster service-account token unreadable: {err}") from err
-        ca = secrets / "ca.crt"
-        return cls(server=f"https://{host}:{port}", token=token, ca_file=str(ca) if ca.exists() else None)
+            InClusterConfigLoader(
+                token_filename=str(token_file),
+                cert_filename=str(ca_file),
+                environ=dict(os.environ if environ is None else environ),
+            ).load_and_set(configuration)
+        except ConfigException as err:
+            raise KubeconfigError(f"in-cluster configuration: {err}") from None
+        return cls(_one_request_per_attempt(configuration), "in-cluster")
 
-    def ssl_context(self) -> ssl.SSLContext:
-        """A client TLS context: the cluster CA (or none, if insecure) and the client certificate, if any."""
-        if self.insecure:
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        else:
-            try:
-                # With a cluster CA given, only that CA is trusted, as kubectl does.
-                ctx = ssl.create_default_context(cafile=self.ca_file, cadata=self.ca_data)
-            except (ssl.SSLError, OSError, ValueError) as err:
-                raise KubeconfigError(f"cluster CA certificate can't be loaded: {err}") from err
-        if self.client_cert_data or self.client_cert_file:
-            self._load_client_cert(ctx)
-        return ctx
 
-    def _load_client_cert(self, ctx: ssl.SSLContext) -> None:
-        # ssl reads certificates only from files: write inline PEM to a private
-        # (0700) directory that is removed as soon as the chain is loaded.
+def _exec_gave_credentials(api: ApiServer, kubeconfig: ConfigNode, context: str | None) -> None:
+    """The client logs a failed exec credential plugin and goes on without credentials: say so
+    here, by the plugin's name, instead of as a 401 from every request."""
+    cfg = api.configuration
+    if cfg.api_key or cfg.cert_file:
+        return
+    try:
+        name = context or kubeconfig["current-context"]
+        user_name = kubeconfig["contexts"].get_with_name(name)["context"]["user"]
+        spec = kubeconfig["users"].get_with_name(user_name)["user"].safe_get("exec")
+    except ConfigException:
+        return  # no user, or one without exec: nothing was meant to run
+    if not isinstance(spec, Mapping):
+        return
+    hint = f" {spec['installHint']}" if spec.get("installHint") else ""
+    raise KubeconfigError(
+        f"{api.source}: user {user_name!r}: exec plugin {spec.get('command')!r} gave no credentials "
+        f"(its error is logged above).{hint}"
+    )
+
+
+def _one_request_per_attempt(configuration: Configuration) -> Configuration:
+    # The wait retries with its own backoff and counts its attempts: no retries inside a request.
+    configuration.retries = urllib3.Retry(total=0, redirect=False)
+    return configuration
+
+
+def _kubeconfig_files(path: str | os.PathLike[str] | None) -> list[str]:
+    """The kubeconfig files to load: ``path``, else the ``$KUBECONFIG`` list, else ``~/.kube/config``."""
+    if path is not None:
+        explicit = Path(path).expanduser()
+        if not explicit.is_file():
+            raise KubeconfigError(f"kubeconfig not found: {explicit}")
+        return [str(explicit)]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        # kubectl skips missing files in the list; only an all-missing list is an error.
+        found = [str(Path(p).expanduser()) for p in env.split(os.pathsep) if p and Path(p).expanduser().is_file()]
+        if not found:
+            raise KubeconfigError(f"none of the KUBECONFIG files exist: {env}")
+        return found
+    default = Path.home() / ".kube" / "config"
+    if not default.is_file():
+        raise KubeconfigError(f"kubeconfig not found: {default} (and KUBECONFIG is not set)")
+    return [str(default)]
+
+
+def _check_context(doc: Mapping[str, Any] | None, context: str | None, source: str) -> None:
+    """A context that is not there, named with the contexts that are (the client's own message
+    names only the kubeconfig key path)."""
+    if context is None:
+        return
+    if doc is not None:
+        names = [c.get("name") for c in doc.get("contexts") or [] if isinstance(c, Mapping)]
+    else:
         try:
-            with tempfile.TemporaryDirectory(prefix="aiperf-kueue-tls-") as tmp:
-                cert = self.client_cert_file
-                if self.client_cert_data:
-                    cert = _write_private(Path(tmp) / "client.crt", self.client_cert_data)
-                key = self.client_key_file
-                if self.client_key_data:
-                    key = _write_private(Path(tmp) / "client.key", self.client_key_data)
-                assert cert is not None  # guarded by the caller
-                ctx.load_cert_chain(cert, key)
-        except (ssl.SSLError, OSError) as err:
-            raise KubeconfigError(f"client certificate/key can't be loaded: {err}") from err
-
-
-def _write_private(path: Path, text: str) -> str:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return str(path)
+            contexts, _ = kube_config.list_kube_config_contexts(config_file=source)
+        except (ConfigException, ValueError, TypeError, KeyError, OSError):
+            return  # loading reports what is wrong with the file
+        names = [c.get("name") for c in contexts or []]
+    if context not in names:
+        known = ", ".join(sorted(str(n) for n in names if n)) or "none"
+        raise KubeconfigError(f"{source}: context {context!r} not found (contexts: {known})")
 
 
 def from_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | None = None) -> ApiServer:
@@ -212,234 +256,6 @@ def load_api_server(kubeconfig: str | os.PathLike[str] | None = None, context: s
     raise KubeconfigError("no kubeconfig: pass a path, set KUBECONFIG, create ~/.kube/config, or run in a pod")
 
 
-@dataclass(frozen=True)
-class _Entry:
-    body: Mapping[str, Any]
-    base: Path  # directory of the kubeconfig file that defined it: relative paths resolve against it
-    source: str  # how errors name that kubeconfig: its path, or INLINE_KUBECONFIG
-
-
-def is_kubeconfig_contents(value: str | os.PathLike[str]) -> bool:
-    """Whether a kubeconfig setting holds the file's contents rather than its path.
-
-    ``kubernetes:kubeconfig`` takes either (the provider reads an existing file, else parses the
-    value). An existing file wins; otherwise a value with a line break (YAML) or starting with
-    ``{`` (JSON, or flow YAML) is contents, and anything else a path (so a mistyped path is
-    reported as a missing file, by its name).
-    """
-    if not isinstance(value, str):
-        return False
-    if "\n" not in value:
-        try:
-            if Path(value).expanduser().is_file():
-                return False
-        except (OSError, ValueError):  # too long, or a NUL: not a usable path
-            pass
-    return "\n" in value or value.lstrip().startswith("{")
-
-
-def _kubeconfig_paths(path: str | os.PathLike[str] | None) -> list[Path]:
-    if path is not None:
-        explicit = Path(path).expanduser()
-        if not explicit.is_file():
-            raise KubeconfigError(f"kubeconfig not found: {explicit}")
-        return [explicit]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        # kubectl skips missing files in the list; only an all-missing list is an error.
-        listed = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-        found = [p for p in listed if p.is_file()]
-        if not found:
-            raise KubeconfigError(f"none of the KUBECONFIG files exist: {env}")
-        return found
-    default = Path.home() / ".kube" / "config"
-    if not default.is_file():
-        raise KubeconfigError(f"kubeconfig not found: {default} (and KUBECONFIG is not set)")
-    return [default]
-
-
-def _load_kubeconfig_file(path: Path) -> Mapping[str, Any]:
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise KubeconfigError(f"{path}: not a readable kubeconfig: {err}") from err
-    return _kubeconfig_mapping(doc, str(path))
-
-
-def _load_kubeconfig_contents(text: str) -> Mapping[str, Any]:
-    """Parse inline contents; an error says where, never what (a snippet could be a token)."""
-    if text.lstrip().startswith("{"):
-        with contextlib.suppress(json.JSONDecodeError):  # flow-style YAML is not always JSON
-            return _kubeconfig_mapping(json.loads(text), INLINE_KUBECONFIG)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "an unknown position"
-        raise KubeconfigError(
-            f"{INLINE_KUBECONFIG}: kubernetes:kubeconfig is neither an existing file nor a YAML or JSON "
-            f"kubeconfig (parse error at {where})"
-        ) from None
-    return _kubeconfig_mapping(doc, INLINE_KUBECONFIG)
-
-
-def _kubeconfig_mapping(doc: Any, source: str) -> Mapping[str, Any]:
-    if doc is None:
-        return {}
-    if not isinstance(doc, Mapping):
-        raise KubeconfigError(f"{source}: not a kubeconfig (top level is not a mapping)")
-    return doc
-
-
-def _kubeconfig_docs(path: str | os.PathLike[str] | None) -> list[tuple[Mapping[str, Any], Path, str]]:
-    """Each kubeconfig document with the directory its relative paths start from and its name in errors."""
-    if path is not None and is_kubeconfig_contents(path):
-        # Inline contents have no file of their own: relative paths start where the program runs.
-        return [(_load_kubeconfig_contents(str(path)), Path.cwd(), INLINE_KUBECONFIG)]
-    return [(_load_kubeconfig_file(f), f.parent, str(f)) for f in _kubeconfig_paths(path)]
-
-
-def _from_kubeconfig(path: str | os.PathLike[str] | None, context: str | None) -> ApiServer:
-    docs = _kubeconfig_docs(path)
-    tables: dict[str, dict[str, _Entry]] = {"clusters": {}, "users": {}, "contexts": {}}
-    body_key = {"clusters": "cluster", "users": "user", "contexts": "context"}
-    current: str | None = None
-    for doc, base, source in docs:
-        current = current or doc.get("current-context") or None
-        for table, entries in tables.items():
-            for item in doc.get(table) or []:
-                if isinstance(item, Mapping) and isinstance(item.get("name"), str):
-                    body = item.get(body_key[table])
-                    entries.setdefault(item["name"], _Entry(body if isinstance(body, Mapping) else {}, base, source))
-    where = ", ".join(source for _, _, source in docs)
-    name = context or current
-    if not name:
-        raise KubeconfigError(f"{where}: no context given and current-context is not set")
-    ctx = tables["contexts"].get(name)
-    if ctx is None:
-        known = ", ".join(sorted(tables["contexts"])) or "none"
-        raise KubeconfigError(f"{where}: context {name!r} not found (contexts: {known})")
-    cluster_name = ctx.body.get("cluster")
-    cluster = tables["clusters"].get(cluster_name) if isinstance(cluster_name, str) else None
-    if cluster is None:
-        raise KubeconfigError(f"{ctx.source}: context {name!r} names cluster {cluster_name!r}, which is not defined")
-    server = cluster.body.get("server")
-    if not isinstance(server, str) or not server:
-        raise KubeconfigError(f"{cluster.source}: cluster {cluster_name!r} has no server")
-    if "://" not in server:
-        server = f"https://{server}"
-
-    settings: dict[str, Any] = {
-        "server": server,
-        "insecure": bool(cluster.body.get("insecure-skip-tls-verify", False)),
-        "ca_data": _b64_field(cluster, "certificate-authority-data"),
-        "ca_file": _path_field(cluster, "certificate-authority"),
-    }
-    user_name = ctx.body.get("user")
-    if user_name:
-        user = tables["users"].get(user_name) if isinstance(user_name, str) else None
-        if user is None:
-            raise KubeconfigError(f"{ctx.source}: context {name!r} names user {user_name!r}, which is not defined")
-        settings.update(_user_credentials(str(user_name), user, server))
-    return ApiServer(**settings)
-
-
-def _b64_field(entry: _Entry, key: str) -> str | None:
-    value = entry.body.get(key)
-    if not value:
-        return None
-    try:
-        return base64.b64decode(str(value), validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError) as err:
-        raise KubeconfigError(f"{entry.source}: {key} is not base64-encoded PEM: {err}") from err
-
-
-def _path_field(entry: _Entry, key: str) -> str | None:
-    value = entry.body.get(key)
-    if not value:
-        return None
-    resolved = (entry.base / Path(str(value)).expanduser()).resolve()
-    if not resolved.is_file():
-        raise KubeconfigError(f"{entry.source}: {key} {value!r} not found (resolved to {resolved})")
-    return str(resolved)
-
-
-def _user_credentials(name: str, user: _Entry, server: str) -> dict[str, Any]:
-    body = user.body
-    if body.get("auth-provider"):
-        provider = (body["auth-provider"] or {}).get("name", "?")
-        raise KubeconfigError(
-            f"{user.source}: user {name!r} uses auth-provider {provider!r}, which is not supported "
-            "(kubectl dropped it in 1.26): switch the user to its exec credential plugin "
-            "(e.g. gke-gcloud-auth-plugin, kubelogin) or to a token"
-        )
-    if body.get("username") or body.get("password"):
-        raise KubeconfigError(f"{user.source}: user {name!r} uses basic auth, which is not supported: use a token")
-    creds: dict[str, Any] = {
-        "token": body.get("token") or None,
-        "client_cert_data": _b64_field(user, "client-certificate-data"),
-        "client_cert_file": _path_field(user, "client-certificate"),
-        "client_key_data": _b64_field(user, "client-key-data"),
-        "client_key_file": _path_field(user, "client-key"),
-    }
-    if creds["token"] is None and body.get("tokenFile"):
-        token_file = _path_field(user, "tokenFile")
-        assert token_file is not None
-        creds["token"] = Path(token_file).read_text().strip()
-    if body.get("exec"):
-        status = _run_exec_plugin(name, user, server)
-        creds["token"] = status.get("token") or creds["token"]
-        # ExecCredential carries PEM as-is, not base64 like the kubeconfig *-data fields.
-        creds["client_cert_data"] = status.get("clientCertificateData") or creds["client_cert_data"]
-        creds["client_key_data"] = status.get("clientKeyData") or creds["client_key_data"]
-    return creds
-
-
-def _run_exec_plugin(name: str, user: _Entry, server: str) -> Mapping[str, Any]:
-    # Run once at load time: the wait takes minutes at most, well inside any
-    # plugin token lifetime (EKS: 15 min), so no refresh is needed.
-    spec = user.body["exec"]
-    command = spec.get("command")
-    if not isinstance(command, str) or not command:
-        raise KubeconfigError(f"{user.source}: user {name!r}: exec.command is missing")
-    if os.sep in command and not os.path.isabs(command):
-        command = str(user.base / command)  # client-go resolves relative commands against the kubeconfig
-    api_version = spec.get("apiVersion") or "client.authentication.k8s.io/v1"
-    env = dict(os.environ)
-    for item in spec.get("env") or []:
-        env[str(item["name"])] = str(item["value"])
-    env["KUBERNETES_EXEC_INFO"] = json.dumps(
-        {"apiVersion": api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
-    )
-    argv = [command, *[str(a) for a in spec.get("args") or []]]
-    try:
-        proc = subprocess.run(
-            argv,
-            env=env,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=_EXEC_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except FileNotFoundError as err:
-        hint = spec.get("installHint") or ""
-        raise KubeconfigError(f"user {name!r}: exec plugin {command!r} not found. {hint}".strip()) from err
-    except subprocess.TimeoutExpired as err:
-        raise KubeconfigError(f"user {name!r}: exec plugin {command!r} timed out") from err
-    if proc.returncode != 0:
-        raise KubeconfigError(
-            f"user {name!r}: exec plugin {command!r} exited {proc.returncode}: {proc.stderr.strip()[-_BODY_EXCERPT:]}"
-        )
-    try:
-        status = json.loads(proc.stdout).get("status") or {}
-    except (json.JSONDecodeError, AttributeError) as err:
-        raise KubeconfigError(f"user {name!r}: exec plugin {command!r} did not print an ExecCredential") from err
-    if not isinstance(status, Mapping) or not (status.get("token") or status.get("clientCertificateData")):
-        raise KubeconfigError(f"user {name!r}: exec plugin {command!r} returned no token or client certificate")
-    return status
-
-
 # --------------------------------------------------------------------------- HTTP
 
 
@@ -459,47 +275,53 @@ class _TransportError(Exception):
 
 
 class _Client:
+    """One request per call through the Kubernetes client; any status is a reply, not an error."""
+
     def __init__(self, api: ApiServer, timeout: float) -> None:
-        self._base = api.server.rstrip("/")
-        handlers: list[urllib.request.BaseHandler] = []
-        if self._base.startswith("https://"):
-            handlers.append(urllib.request.HTTPSHandler(context=api.ssl_context()))
-        self._opener = urllib.request.build_opener(*handlers)
-        self._headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
-        if api.token:
-            self._headers["Authorization"] = f"Bearer {api.token}"
+        self._client = ApiClient(api.configuration)
+        self._client.user_agent = _USER_AGENT
         self._timeout = timeout
 
     def call(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None) -> _Reply:
-        url = self._base + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
-        headers = dict(self._headers)
-        data = None
+        headers = {"Accept": "application/json"}
         if body is not None:
-            data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        method, url, headers, body, _ = self._client.param_serialize(
+            method, path, query_params=list((query or {}).items()), header_params=headers, body=body,
+            auth_settings=["BearerToken"],
+        )  # fmt: skip
         try:
-            with self._opener.open(request, timeout=self._timeout) as response:
-                return _reply(response.status, response.read(), response.reason)
-        except urllib.error.HTTPError as err:
-            try:
-                raw = err.read()
-            except (OSError, http.client.HTTPException):
-                raw = b""
-            return _reply(err.code, raw, str(err.reason))
-        except urllib.error.URLError as err:
-            raise _transport_error(err.reason) from err
-        except (OSError, http.client.HTTPException) as err:
+            response = self._client.call_api(
+                method, url, header_params=headers, body=body, _request_timeout=self._timeout
+            )
+            raw = response.read()
+        except urllib3.exceptions.HTTPError as err:
             raise _transport_error(err) from err
+        return _reply(response.status, raw or b"", str(response.reason or ""))
 
 
-def _transport_error(reason: object) -> _TransportError:
-    if isinstance(reason, ssl.SSLCertVerificationError):
+def _transport_error(err: urllib3.exceptions.HTTPError) -> _TransportError:
+    reason: BaseException = err.reason if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason else err
+    if isinstance(reason, urllib3.exceptions.SSLError) and _verification_failed(reason):
         # A wrong CA does not fix itself; retrying would only delay the real error.
         return _TransportError(f"TLS verification of the API server failed: {reason}", retryable=False)
-    if isinstance(reason, TimeoutError):
-        return _TransportError(f"request timed out: {reason or 'no response'}", retryable=True)
+    # urllib3 makes "connection refused" a kind of connect timeout: tell them apart.
+    if isinstance(reason, urllib3.exceptions.TimeoutError) and not isinstance(
+        reason, urllib3.exceptions.NewConnectionError
+    ):
+        return _TransportError(f"request timed out: {reason}", retryable=True)
     return _TransportError(f"connection failed: {reason}", retryable=True)
+
+
+def _verification_failed(err: BaseException) -> bool:
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError) or any(
+            isinstance(a, ssl.SSLCertVerificationError) for a in seen.args
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _reply(status: int, raw: bytes, reason: str) -> _Reply:
@@ -569,7 +391,6 @@ class KueueNotReady(Exception):  # noqa: N818 -- a state, not a bug; the name is
         self.attempts = attempts
         self.seconds = seconds
         self.status = status
-        self.last_message = message
         self.retryable = retryable
         number = STEPS.index(step) + 1
         last = f"HTTP {status}: {message}" if status is not None else message
@@ -787,18 +608,18 @@ def _backoff(attempt: int, interval: float, max_interval: float) -> float:
 
 def wait_for_kueue(
     api: ApiServer,
-    namespace: str = "kueue-system",
-    deployment: str = "kueue-controller-manager",
-    webhook_service: str = "kueue-webhook-service",
+    namespace: str = KUEUE_NAMESPACE,
+    deployment: str = KUEUE_DEPLOYMENT,
+    webhook_service: str = KUEUE_WEBHOOK_SERVICE,
     api_version: str = "v1beta2",
-    attempts: int = 20,
-    interval: float = 1.0,
+    attempts: int = READINESS_ATTEMPTS,
+    interval: float = READINESS_INTERVAL_SECONDS,
     timeout_per_request: float = 10.0,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     *,
-    max_interval: float = MAX_INTERVAL_SECONDS,
-    deadline: float | None = 300.0,
+    max_interval: float = READINESS_MAX_INTERVAL_SECONDS,
+    deadline: float | None = READINESS_TIMEOUT_SECONDS,
     match_pod_ips: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> ReadinessReport:
