@@ -23,6 +23,12 @@ SUPPORTED_RANGE = ">=0.10.0, <0.20.0"
 
 ApiVersion = Literal["v1beta1", "v1beta2"]
 
+#: Kueue >= 0.14 caps the resource quotas of one resource group (Σ over flavors of
+#: len(resources)) at 512 (kueue NOTES §2, ClusterQueue rule 6). Its other two totals,
+#: Σ flavors <= 256 and Σ coveredResources <= 256 over all groups, cannot bind here: this
+#: program writes one group, already capped at 64 flavors and 64 covered resources.
+MAX_QUOTAS_PER_GROUP = 512
+
 #: Labels and annotations Kueue reads.
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"

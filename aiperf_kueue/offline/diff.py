@@ -213,10 +213,6 @@ class PlanDiff:
             return "No changes."
         return ", ".join(f"{n} to {a}" for a, n in self.counts().items())
 
-    def by_action(self, action: str) -> list[ResourceChange]:
-        """The changes of one action, in report order."""
-        return [c for c in self.changes if c.action == action]
-
     def endangered(self) -> list[ResourceChange]:
         """Protected resources that would be deleted or replaced: ``pulumi up`` stops on them."""
         return [c for c in self.changes if c.protect and c.action in ("delete", "replace")]
