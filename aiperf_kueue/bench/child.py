@@ -62,7 +62,10 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="aiperf-kueue-bench-") as tmp:
         out = Path(tmp) / "out"
         # The stack "file" is the generated fleet, already in memory.
-        cli.read_stack = lambda _path: StackFile(values, set(), {})  # type: ignore[attr-defined]
+        def generated(path: Path) -> StackFile:
+            return StackFile(values, set(), {})
+
+        cli.read_stack = generated  # type: ignore[attr-defined]  # the name the CLI calls
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             cpu, start = _cpu(), time.perf_counter()
             status = cli.main(["plan", f"{name}.yaml", "--out", str(out)])

@@ -15,6 +15,7 @@ import logging
 import runpy
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ class _RecordingMonitor(MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         _worker_loop()
-        response = super().RegisterResource(request)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
         if request.type == STACK_TYPE:
             return response
         record = {
@@ -79,11 +80,11 @@ class _RecordingMonitor(MockMonitor):
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         _worker_loop()
-        return super().ReadResource(request)
+        return super().ReadResource(request)  # type: ignore[no-untyped-call]
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         _worker_loop()
-        return super().Invoke(request)
+        return super().Invoke(request)  # type: ignore[no-untyped-call]
 
 
 def _wire_value(value: Any) -> Any:
@@ -173,7 +174,6 @@ def run_program(
     if root not in sys.path:
         sys.path.insert(0, root)
 
-    @pulumi.runtime.test
     def _run() -> Any:
         runpy.run_path(str(program), run_name="__main__")
         stack_resource = pulumi.runtime.get_root_resource()
@@ -183,8 +183,9 @@ def run_program(
             lambda values: outputs.update(zip(keys, values, strict=True))
         )
 
+    run: Callable[[], None] = pulumi.runtime.test(_run)  # awaits what _run returns
     try:
-        _run()
+        run()
     finally:
         logger.removeHandler(handler)
     with monitor.lock:

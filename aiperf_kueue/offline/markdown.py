@@ -308,9 +308,9 @@ def mermaid(diff: PlanDiff) -> list[str]:
         suffix = "" if cq in h.cluster_queues else " (not in this stack)"
         lines.append(f'  {node("cq", cq)}["ClusterQueue {_label(cq)}{suffix}"]')
         mark(node("cq", cq), f"ClusterQueue {cq}")
-        cohort = h.cluster_queues.get(cq)
-        if cohort is not None:
-            edges.append(f"  {node('cohort', cohort)} --> {node('cq', cq)}")
+        parent = h.cluster_queues.get(cq)
+        if parent is not None:
+            edges.append(f"  {node('cohort', parent)} --> {node('cq', cq)}")
     namespaces: list[str] = []
     for lq in h.local_queues:
         lq_id = node("lq", lq.namespace, lq.name)

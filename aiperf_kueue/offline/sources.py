@@ -171,7 +171,8 @@ def _nested(value: Any, depth: int) -> bool:
 
 
 def _kind_of(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), _shown(value))
+    kinds: dict[type, str] = {dict: "a mapping", list: "a list", str: "a string"}
+    return kinds.get(type(value), _shown(value))
 
 
 def _shown(value: Any) -> str:
