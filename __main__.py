@@ -156,7 +156,7 @@ pulumi.export(
         "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in queues.cluster_queue_names},
         "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespaces},
         "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespaces},
-        # Troubleshooting (README): why a job is Queued, Failed in preflight, or never preempts.
+        # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
         "describeWorkloads": {ns: f"kubectl describe workloads -n {ns}" for ns in namespaces},
         "aiperfJobs": {ns: f"kubectl get aiperfjobs -n {ns}" for ns in namespaces},
         "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespaces},

@@ -1,4 +1,4 @@
-"""``.github/workflows/preview.yml``: actionlint-clean, pinned, and doing what the README says."""
+"""``.github/workflows/preview.yml``: actionlint-clean, pinned, and doing what docs/operations.md says."""
 
 from __future__ import annotations
 

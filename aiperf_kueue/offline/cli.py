@@ -219,8 +219,8 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
     return _as_plan(compute_plan(side.path, side.source), side.label)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Console entry point."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``plan`` and ``diff``."""
     parser = argparse.ArgumentParser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     plan_parser = sub.add_parser(
@@ -242,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     diff_parser.add_argument("head", metavar="HEAD", help=side_help)
     diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
     diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
