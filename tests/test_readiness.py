@@ -1075,3 +1075,28 @@ def test_a_new_kueue_configuration_makes_the_gate_wait_again(tmp_path: Path) -> 
         "releaseDigest"
     ]
     assert provider.diff("id", olds, provider_inputs(tmp_path, releaseDigest="sha256:aaaa")).changes is False
+
+
+def test_the_gates_defaults_are_the_configs_and_the_waits() -> None:
+    import dataclasses
+    import inspect
+
+    from aiperf_kueue import installs
+    from components.readiness import KueueReadinessGateArgs
+    from tests.support import plan_values, stack_values
+
+    values, _ = stack_values("dev")
+    values.pop("kueue", None)
+    config, plan = plan_values(values)
+    args = KueueReadinessGateArgs(kueue_version="0.19.2")
+    from_config = installs.readiness_gate(config, plan.target)
+    assert {k: getattr(args, k) for k in from_config if k != "release_digest"} == {
+        k: v for k, v in from_config.items() if k != "release_digest"
+    }
+    wait = inspect.signature(wait_for_kueue).parameters
+    assert (args.attempts, args.interval_seconds, args.timeout_seconds) == (
+        wait["attempts"].default,
+        wait["interval"].default,
+        wait["deadline"].default,
+    ) == (40, 2.0, 300.0)
+    assert [f.name for f in dataclasses.fields(args) if f.kw_only] == [f.name for f in dataclasses.fields(args)]
