@@ -1,5 +1,5 @@
 # `make plan`: set everything up, then plan the dev stack offline.
-# `make test`: set everything up, then lint, type-check and run the tests.
+# `make test`: set everything up, then lint, type-check, check the import layers and run the tests.
 # `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
 PYTHON ?= python3
 VENV ?= venv
@@ -22,12 +22,14 @@ plan: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/mypy policy/__main__.py
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest -q
 
 bench: setup
-	$(BIN)/python -m bench
+	$(BIN)/python -m aiperf_kueue.bench
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

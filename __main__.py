@@ -42,7 +42,7 @@ kueue = KueueInstall(
         manifests=kueue_install.get("manifests"),
     ),
 )
-gate = [kueue.gate]
+gate: list[pulumi.Resource] = [kueue.gate]
 default_queue = submit.default_queue(config)  # the operator's env default; annotations follow it
 
 queues = KueueQueues(
@@ -79,8 +79,8 @@ priority_classes = (
     PriorityClasses(
         "priorities",
         PriorityClassesArgs(
-            [manifests.workload_priority_class(pc, target) for pc in config.priority_classes],
-            [*gate, *queues.cluster_queues.values()],
+            classes=[manifests.workload_priority_class(pc, target) for pc in config.priority_classes],
+            after=[*gate, *queues.cluster_queues.values()],
         ),
     ).classes
     if config.priority_classes
@@ -93,7 +93,8 @@ if kueue_install["source"] == "helm":
 controllers: list[pulumi.Resource] = [*gate]
 if config.jobset.install:
     jobset_release = installs.jobset_release(config)
-    controllers.append(JobSetInstall("jobset", JobSetInstallArgs(jobset_release, config.jobset.protect_crds)).chart)
+    jobset = JobSetInstall("jobset", JobSetInstallArgs(release=jobset_release, protect_crds=config.jobset.protect_crds))
+    controllers.append(jobset.chart)
     charts["jobset"] = jobset_release.as_dict()
 if config.operator.install:
     operator_release = installs.operator_release(config, list(namespaces))
@@ -101,10 +102,10 @@ if config.operator.install:
     operator = AIPerfOperator(
         "operator",
         AIPerfOperatorArgs(
-            operator_release,
-            installs.operator_env_patch(config.operator, env),
-            controllers,
-            config.operator.protect_crds,
+            release=operator_release,
+            env_patch=installs.operator_env_patch(config.operator, env),
+            after=controllers,
+            protect_crds=config.operator.protect_crds,
         ),
     )
     controllers += [operator.chart, operator.env_patch]  # the env patch pins what admission assumed
@@ -118,7 +119,7 @@ def job_resource(admission: JobAdmission) -> JobResource:
     manifest = manifests.aiperf_job(admission, image, config.operator.default_priority_class)
     priority = manifest["spec"]["scheduling"].get("priorityClass")
     return JobResource(
-        manifest,
+        manifest=manifest,
         after=[
             namespaces[admission.entry.namespace].local_queues[admission.local_queue],
             *([priority_classes[priority]] if priority else []),
@@ -129,7 +130,10 @@ def job_resource(admission: JobAdmission) -> JobResource:
 
 
 if stack.jobs.admissions:
-    AIPerfJobs("jobs", AIPerfJobsArgs([job_resource(a) for a in stack.jobs.admissions], loaded.secret_strings))
+    AIPerfJobs(
+        "jobs",
+        AIPerfJobsArgs(jobs=[job_resource(a) for a in stack.jobs.admissions], secret_strings=loaded.secret_strings),
+    )
 
 pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api, **kueue_install})
 pulumi.export("charts", charts)
@@ -152,7 +156,7 @@ pulumi.export(
         "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in queues.cluster_queue_names},
         "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespaces},
         "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespaces},
-        # Troubleshooting (README): why a job is Queued, Failed in preflight, or never preempts.
+        # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
         "describeWorkloads": {ns: f"kubectl describe workloads -n {ns}" for ns in namespaces},
         "aiperfJobs": {ns: f"kubectl get aiperfjobs -n {ns}" for ns in namespaces},
         "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespaces},

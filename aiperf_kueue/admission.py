@@ -65,41 +65,11 @@ WhenCanBorrow = Literal["MayStopSearch", "TryNextFlavor"]
 CHECKED_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 
-def _quota(quotas: Mapping[str, Mapping[str, Mapping[str, Fraction]]], cq: str, pool: str, resource: str) -> Fraction:
-    return quotas.get(cq, {}).get(pool, {}).get(resource, Fraction(0))
-
-
-def lendable(plan: QueuePlan, cq: str, pool: str, resource: str) -> Fraction:
-    """What ``cq`` lends its cohort of ``pool``/``resource``: its lendingLimit, else all its nominal quota."""
-    if pool in plan.lending.get(cq, {}) and resource in plan.lending[cq][pool]:
-        return plan.lending[cq][pool][resource]
-    return _quota(plan.nominal, cq, pool, resource)
-
-
-def borrowable(plan: QueuePlan, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
-    """Most ``cq`` can borrow of ``pool``/``resource`` on an empty cluster.
-
-    0 without a cohort. In the cohort: what the other ClusterQueues lend (Σ lendingLimit,
-    else nominal), capped by ``cq``'s borrowingLimit where it sets one. The Cohort object
-    itself holds no quota in the stacks this program writes.
-    """
-    if not in_cohort:
-        return Fraction(0)
-    others = sum((lendable(plan, other, pool, resource) for other in plan.nominal if other != cq), Fraction(0))
-    limits = plan.borrowing.get(cq, {}).get(pool, {})
-    return min(others, limits[resource]) if resource in limits else others
-
-
-def max_capacity(plan: QueuePlan, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
-    """Most of ``pool``/``resource`` ``cq`` can ever hold: its nominal quota + :func:`borrowable`."""
-    return _quota(plan.nominal, cq, pool, resource) + borrowable(plan, cq, pool, resource, in_cohort=in_cohort)
-
-
 class Capacities:
-    """:func:`max_capacity` of one plan, each (ClusterQueue, pool, resource) computed once.
+    """:meth:`QueuePlan.max_capacity` of one plan, each (ClusterQueue, pool, resource) computed once.
 
-    :func:`borrowable` sums over every other ClusterQueue of the cohort; recomputing it per
-    job would make checking N jobs in C ClusterQueues O(N x C). :func:`check_jobs` shares one.
+    :meth:`QueuePlan.borrowable` sums over every other ClusterQueue of the cohort; recomputing it
+    per job would make checking N jobs in C ClusterQueues O(N x C). :func:`check_jobs` shares one.
     """
 
     def __init__(self, plan: QueuePlan, *, in_cohort: bool) -> None:
@@ -108,11 +78,11 @@ class Capacities:
         self._max: dict[tuple[str, str, str], Fraction] = {}
 
     def max_capacity(self, cq: str, pool: str, resource: str) -> Fraction:
-        """:func:`max_capacity` of ``cq`` for ``pool``/``resource``, cached."""
+        """:meth:`QueuePlan.max_capacity` of ``cq`` for ``pool``/``resource``, cached."""
         key = (cq, pool, resource)
         found = self._max.get(key)
         if found is None:
-            found = self._max[key] = max_capacity(self.plan, cq, pool, resource, in_cohort=self.in_cohort)
+            found = self._max[key] = self.plan.max_capacity(cq, pool, resource, in_cohort=self.in_cohort)
         return found
 
 
@@ -267,9 +237,6 @@ class Assignment:
     """How many such jobs fit at once on nominal quota on the chosen flavors (0: only by
     borrowing); ``None`` when the job requests nothing (unlimited)."""
 
-    jobs_at_max_capacity: int | None
-    """The same with everything borrowable borrowed; ``None`` when the job requests nothing."""
-
     error: str | None = None
     """Why the job can never be admitted (``None`` when it fits)."""
 
@@ -338,7 +305,7 @@ def assign(
         )
 
     cap = {p: {r: capacities.max_capacity(cq_name, p, r) for r in totals} for p in pools}
-    nominal = {p: {r: _quota(plan.nominal, cq_name, p, r) for r in totals} for p in pools}
+    nominal = {p: {r: plan.nominal_quota(cq_name, p, r) for r in totals} for p in pools}
     usage: dict[str, dict[str, Fraction]] = {}
     placed: list[PodSetAssignment] = []
     for ps, need in zip(podsets, needs, strict=True):
@@ -383,7 +350,6 @@ def assign(
         fits=True,
         borrowing=any(ps.borrowing for ps in placed),
         jobs_on_nominal=_how_many(usage, nominal),
-        jobs_at_max_capacity=_how_many(usage, cap),
         requests=totals,
     )
 
@@ -396,7 +362,6 @@ def _failed(cq_name: str, podsets: Sequence[PodSet], totals: Mapping[str, Fracti
         fits=False,
         borrowing=False,
         jobs_on_nominal=0,
-        jobs_at_max_capacity=0,
         error=error,
         requests=dict(totals),
     )

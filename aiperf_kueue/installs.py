@@ -18,11 +18,11 @@ from typing import Any
 
 import yaml
 
-from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config import Namespace, StackConfig
 from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
 from aiperf_kueue.config.jobs import JobEntry
 from aiperf_kueue.errors import Problem, key_path
-from aiperf_kueue.kueue import KueueTarget
+from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.sizing import DEFAULT_WORKERS_PER_POD, sizing_from_config
 from aiperf_kueue.sizing import operator_env as operator_sizing_env
 
@@ -458,3 +458,81 @@ def sizing_env(config: StackConfig) -> dict[str, str]:
     env = operator_sizing_env(sizing_from_config(config.operator.sizing))
     env["AIPERF_WORKER_DEFAULT_WORKERS_PER_POD"] = str(DEFAULT_WORKERS_PER_POD)
     return env
+
+
+# --------------------------------------------------------------------------- install checks
+
+
+def install_problems(config: StackConfig, target: KueueTarget, project_dir: Path) -> list[Problem]:
+    """What keeps the installs from working as configured, in config order: settings of Kueue's
+    manager configuration and of the operator that cannot be honoured, then what the operator
+    chart's own ``values.schema.json`` rejects of the merged values (a local chart, found
+    relative to ``project_dir``)."""
+    return [*_settings_problems(config, target), *_operator_values_problems(config, project_dir)]
+
+
+def _settings_problems(config: StackConfig, target: KueueTarget) -> list[Problem]:
+    problems: list[Problem] = []
+    op = config.operator
+    wfpr = config.kueue.wait_for_pods_ready
+    if wfpr is not None and not wfpr.enable and target.v1beta2_served:
+        problems.append(
+            Problem(
+                "kueue.waitForPodsReady.enable",
+                f"Kueue {target.version_text} has no switch for waitForPodsReady in its configuration (it is on "
+                "from 0.19; only the DisableWaitForPodsReady feature gate turns it off); remove the block instead",
+            )
+        )
+    if op.install and op.chart.startswith("oci://") and not op.version:
+        problems.append(
+            Problem("operator.version", f"an oci:// chart needs a version, got chart {op.chart!r} and no version")
+        )
+    namespaces = [(ns.name, ns) for cq in config.queues.cluster_queues for ns in cq.namespaces]
+    if op.default_queue:
+        missing = [name for name, ns in namespaces if op.default_queue not in _local_queues_of(ns)]
+        if missing:
+            problems.append(
+                Problem(
+                    "operator.defaultQueue",
+                    f"LocalQueue {op.default_queue!r} must exist in every benchmark namespace, or the operator "
+                    f"stamps a queue label Kueue can never resolve there; missing in: {', '.join(missing)} "
+                    "(set their localQueue to it, or defaultQueue: true for 'default')",
+                )
+            )
+    classes = [pc.name for pc in config.priority_classes]
+    if op.default_priority_class and op.default_priority_class not in classes:
+        problems.append(
+            Problem(
+                "operator.defaultPriorityClass",
+                f"{op.default_priority_class!r} is not one of priorityClasses "
+                f"({', '.join(classes) or 'none declared'})",
+            )
+        )
+    return problems
+
+
+def _operator_values_problems(config: StackConfig, project_dir: Path) -> list[Problem]:
+    """The merged operator values against the chart's own schema, when it has one."""
+    op = config.operator
+    if not op.install or "://" in op.chart:
+        return []
+    schema_file = (project_dir / op.chart / "values.schema.json").resolve()
+    if not schema_file.is_file():
+        return []
+    import jsonschema  # only needed when a local chart is present
+
+    namespaces = [ns.name for cq in config.queues.cluster_queues for ns in cq.namespaces]
+    values = operator_release(config, namespaces).values
+    validator = jsonschema.Draft7Validator(json.loads(schema_file.read_text()))
+    return [
+        Problem(
+            key_path("operator", "values", *list(err.absolute_path)),
+            "the chart's values.schema.json rejects the merged value at "
+            f"{'.'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}",
+        )
+        for err in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
+    ]
+
+
+def _local_queues_of(ns: Namespace) -> list[str]:
+    return [ns.local_queue, *([DEFAULT_LOCAL_QUEUE] if ns.default_queue else [])]

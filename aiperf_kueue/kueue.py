@@ -23,12 +23,34 @@ SUPPORTED_RANGE = ">=0.10.0, <0.20.0"
 
 ApiVersion = Literal["v1beta1", "v1beta2"]
 
+#: Kueue >= 0.14 caps the resource quotas of one resource group (Σ over flavors of
+#: len(resources)) at 512 (kueue NOTES §2, ClusterQueue rule 6). Its other two totals,
+#: Σ flavors <= 256 and Σ coveredResources <= 256 over all groups, cannot bind here: this
+#: program writes one group, already capped at 64 flavors and 64 covered resources.
+MAX_QUOTAS_PER_GROUP = 512
+
 #: Labels and annotations Kueue reads.
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue-name"
 #: The LocalQueue name Kueue itself treats as a namespace's default (LocalQueueDefaulting).
 DEFAULT_LOCAL_QUEUE = "default"
+
+#: Where the Kueue chart and the release manifests put Kueue, and the names they give its
+#: controller Deployment and webhook Service (release ``kueue``, no name overrides).
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_DEPLOYMENT = "kueue-controller-manager"
+KUEUE_WEBHOOK_SERVICE = "kueue-webhook-service"
+
+#: The readiness gate's defaults (``kueue.readiness``): tries per step, the first wait between
+#: tries in seconds, and the deadline for all three steps. They cover the 10–30 s Kueue's webhook
+#: needs after its Deployment is Ready.
+READINESS_ATTEMPTS = 40
+READINESS_INTERVAL_SECONDS = 2.0
+READINESS_TIMEOUT_SECONDS = 300.0
+#: Longest wait between two tries of a step, in seconds: the backoff doubles up to it. Config
+#: (``kueue.readiness.intervalSeconds``) and the gate's ``check`` refuse a first interval above it.
+READINESS_MAX_INTERVAL_SECONDS = 10.0
 
 
 def parse_version(text: str) -> tuple[int, int, int]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiperf_kueue import quantity
 from aiperf_kueue.admission import JobAdmission
-from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass, StackConfig
+from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.planner import QueuePlan
 
@@ -139,20 +139,6 @@ def workload_priority_class(pc: PriorityClass, target: KueueTarget) -> Manifest:
     if pc.description:
         manifest["description"] = pc.description
     return manifest
-
-
-def all_queue_objects(config: StackConfig, plan: QueuePlan) -> list[Manifest]:
-    """Every Kueue object of a stack, in apply order (for inspection and conformance)."""
-    target = plan.target
-    objs: list[Manifest] = [resource_flavor(p, target) for p in config.inventory.pools]
-    if config.queues.cohort:
-        objs.append(cohort(config.queues.cohort, target))
-    objs += [cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues]
-    for cq in config.queues.cluster_queues:
-        for ns in cq.namespaces:
-            objs += [local_queue(n, ns.name, cq.name, target) for n in local_queue_names(ns)]
-    objs += [workload_priority_class(pc, target) for pc in config.priority_classes]
-    return objs
 
 
 #: The AIPerfJob CRD's group/version (aiperf NOTES §1).

@@ -8,7 +8,6 @@ combination that would leave a job waiting forever is an error or a warning.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,11 +16,11 @@ from fractions import Fraction
 from pathlib import Path
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, Namespace, Pool, StackConfig
+from aiperf_kueue.config import ClusterQueue, Pool, StackConfig
 from aiperf_kueue.config.base import PoolQuantities
 from aiperf_kueue.errors import ConfigError, Problem, key_path
-from aiperf_kueue.installs import operator_release, unmanaged_namespaces
-from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
+from aiperf_kueue.installs import install_problems, unmanaged_namespaces
+from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, MAX_QUOTAS_PER_GROUP, KueueTarget
 
 #: Quota per ClusterQueue, per flavor (pool), per resource, exact.
 Quotas = dict[str, dict[str, dict[str, Fraction]]]
@@ -31,11 +30,6 @@ Quotas = dict[str, dict[str, dict[str, Fraction]]]
 #: (and ``33.33333333333333`` as 99.99999999999999, which would leave one unit of every total
 #: unassigned). The text as written is gone by then, so exact Decimal arithmetic cannot help.
 SHARE_SLACK = Fraction(1, 10**9)
-#: Kueue >= 0.14 caps the resource quotas of one resource group (Σ over flavors of
-#: len(resources)) at 512 (kueue NOTES §2, ClusterQueue rule 6). Its other two totals,
-#: Σ flavors <= 256 and Σ coveredResources <= 256 over all groups, cannot bind here: this
-#: program writes one group, already capped at 64 flavors and 64 covered resources.
-MAX_QUOTAS_PER_GROUP = 512
 #: Resources Kubernetes itself defines: never a GPU resource, and a pool's cpu, memory or
 #: extraResources give their amounts.
 STANDARD_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
@@ -80,6 +74,32 @@ class QueuePlan:
     def pool_table(self) -> dict[str, dict[str, str | int]]:
         """``{pool: {resource: canonical total}}``."""
         return {p.name: {r: quantity.canonical(r, p.totals[r]) for r in self.covered_resources} for p in self.pools}
+
+    def nominal_quota(self, cq: str, pool: str, resource: str) -> Fraction:
+        """``cq``'s nominalQuota of ``pool``/``resource`` (0 where it has none)."""
+        return self.nominal.get(cq, {}).get(pool, {}).get(resource, Fraction(0))
+
+    def lendable(self, cq: str, pool: str, resource: str) -> Fraction:
+        """What ``cq`` lends its cohort of ``pool``/``resource``: its lendingLimit, else all its nominal quota."""
+        limits = self.lending.get(cq, {}).get(pool, {})
+        return limits[resource] if resource in limits else self.nominal_quota(cq, pool, resource)
+
+    def borrowable(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
+        """Most ``cq`` can borrow of ``pool``/``resource`` on an empty cluster.
+
+        0 without a cohort. In the cohort: what the other ClusterQueues lend (Σ lendingLimit,
+        else nominal), capped by ``cq``'s borrowingLimit where it sets one. The Cohort object
+        itself holds no quota in the stacks this program writes.
+        """
+        if not in_cohort:
+            return Fraction(0)
+        others = sum((self.lendable(other, pool, resource) for other in self.nominal if other != cq), Fraction(0))
+        limits = self.borrowing.get(cq, {}).get(pool, {})
+        return min(others, limits[resource]) if resource in limits else others
+
+    def max_capacity(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
+        """Most of ``pool``/``resource`` ``cq`` can ever hold: its nominal quota + :meth:`borrowable`."""
+        return self.nominal_quota(cq, pool, resource) + self.borrowable(cq, pool, resource, in_cohort=in_cohort)
 
 
 def _canonical(quotas: Quotas, covered: Iterable[str]) -> dict[str, dict[str, dict[str, str | int]]]:
@@ -240,8 +260,8 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
         _queue_policies(checks, here, cq, target, queues.cohort is not None)
 
     _namespaces(checks, config, target)
-    _installs(checks, config, target)
-    _operator_values(checks, config, project_dir or Path.cwd())
+    # The installs module checks what it installs: the operator's settings and merged chart values.
+    checks.problems += install_problems(config, target, project_dir or Path.cwd())
     _priority_classes(checks, config, target)
     if not checks.problems:  # an unreachable queue is usually the echo of an error above
         _unreachable_queues(checks, config, nominal)
@@ -529,60 +549,6 @@ def _namespaces(checks: _Checks, config: StackConfig, target: KueueTarget) -> No
                 )
 
 
-def _installs(checks: _Checks, config: StackConfig, target: KueueTarget) -> None:
-    op = config.operator
-    wfpr = config.kueue.wait_for_pods_ready
-    if wfpr is not None and not wfpr.enable and target.v1beta2_served:
-        checks.error(
-            "kueue.waitForPodsReady.enable",
-            f"Kueue {target.version_text} has no switch for waitForPodsReady in its configuration (it is on "
-            "from 0.19; only the DisableWaitForPodsReady feature gate turns it off); remove the block instead",
-        )
-    if op.install and op.chart.startswith("oci://") and not op.version:
-        checks.error("operator.version", f"an oci:// chart needs a version, got chart {op.chart!r} and no version")
-    namespaces = [(ns.name, ns) for cq in config.queues.cluster_queues for ns in cq.namespaces]
-    if op.default_queue:
-        missing = [name for name, ns in namespaces if op.default_queue not in _local_queues_of(ns)]
-        if missing:
-            checks.error(
-                "operator.defaultQueue",
-                f"LocalQueue {op.default_queue!r} must exist in every benchmark namespace, or the operator "
-                f"stamps a queue label Kueue can never resolve there; missing in: {', '.join(missing)} "
-                "(set their localQueue to it, or defaultQueue: true for 'default')",
-            )
-    classes = [pc.name for pc in config.priority_classes]
-    if op.default_priority_class and op.default_priority_class not in classes:
-        checks.error(
-            "operator.defaultPriorityClass",
-            f"{op.default_priority_class!r} is not one of priorityClasses ({', '.join(classes) or 'none declared'})",
-        )
-
-
-def _operator_values(checks: _Checks, config: StackConfig, project_dir: Path) -> None:
-    """Validate the merged operator values against the chart's own schema, when it has one."""
-    op = config.operator
-    if not op.install or "://" in op.chart:
-        return
-    schema_file = (project_dir / op.chart / "values.schema.json").resolve()
-    if not schema_file.is_file():
-        return
-    import jsonschema  # only needed when a local chart is present
-
-    namespaces = [ns.name for cq in config.queues.cluster_queues for ns in cq.namespaces]
-    values = operator_release(config, namespaces).values
-    validator = jsonschema.Draft7Validator(json.loads(schema_file.read_text()))
-    for err in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path)):
-        where = ".".join(str(p) for p in err.absolute_path) or "(root)"
-        checks.error(
-            key_path("operator", "values", *[p for p in err.absolute_path]),
-            f"the chart's values.schema.json rejects the merged value at {where}: {err.message}",
-        )
-
-
-def _local_queues_of(ns: Namespace) -> list[str]:
-    return [ns.local_queue, *([DEFAULT_LOCAL_QUEUE] if ns.default_queue else [])]
-
-
 def _priority_classes(checks: _Checks, config: StackConfig, target: KueueTarget) -> None:
     cap = target.wpc_description_max
     for i, pc in enumerate(config.priority_classes):
@@ -620,14 +586,12 @@ def _no_cpu_or_memory(checks: _Checks, config: StackConfig, plan: QueuePlan) -> 
     own quota or by borrowing in the cohort, no AIPerf job is ever admitted. Jobs declared in
     the stack are proven by the admission check; this covers jobs submitted by hand.
     """
-    from aiperf_kueue.admission import max_capacity  # admission builds on QueuePlan
-
     in_cohort = config.queues.cohort is not None
     for i, cq in enumerate(config.queues.cluster_queues):
         if not cq.namespaces:  # already warned: nothing can be submitted to it
             continue
         if any(
-            all(max_capacity(plan, cq.name, pool.name, r, in_cohort=in_cohort) > 0 for r in ("cpu", "memory"))
+            all(plan.max_capacity(cq.name, pool.name, r, in_cohort=in_cohort) > 0 for r in ("cpu", "memory"))
             for pool in plan.pools
         ):
             continue

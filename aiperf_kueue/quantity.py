@@ -102,11 +102,6 @@ def format_bytes(count: int) -> str:
     return format_decimal(Fraction(count))
 
 
-def format_cpu(millicores: int) -> str:
-    """CPU as the API server stores it: ``"190"``, ``"1500m"``, ``"2"``, ``"1k"``."""
-    return format_decimal(Fraction(millicores, 1000))
-
-
 def canonical(resource: str, amount: Fraction) -> str | int:
     """Canonical form of ``amount`` of ``resource`` as the API server stores it.
 

@@ -1,7 +1,21 @@
 """The whole plan of a stack: quotas, installs and every AIPerfJob's admission proof.
 
 ``__main__.py`` under ``pulumi up`` and ``aiperf-kueue plan`` both call
-:func:`plan_stack`, so they accept, reject and warn about exactly the same config.
+:func:`plan_values`, so they accept, reject and warn about exactly the same config.
+
+The one place every config problem is collected, in this fixed order. Each stage reports all
+of its problems together (one line each, in config order); a stage runs only once the stages
+before it found none, because it works on their results:
+
+1. ``secure:`` values only where a secret may be (:func:`aiperf_kueue.secrets.check`);
+2. the typed config model (:func:`aiperf_kueue.loader.parse_config`);
+3. Kueue's install source (:func:`aiperf_kueue.installs.kueue_source_problems`), then the
+   queues, the installs and the priority classes (:func:`aiperf_kueue.planner.plan_queues`,
+   which asks :func:`aiperf_kueue.installs.install_problems` for the installs);
+4. sweeps expanded into jobs (:func:`aiperf_kueue.config.jobs.expand_sweeps`);
+5. every job's admission proof, with AIPerf's preflight FAILs in place of the admission
+   problems they explain (:func:`aiperf_kueue.admission.check_jobs`, :mod:`aiperf_kueue.preflight`);
+6. the Kubernetes provider's settings the stack needs (:func:`aiperf_kueue.installs.provider_problems`).
 """
 
 from __future__ import annotations

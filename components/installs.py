@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +12,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime import is_config_secret
 
 from aiperf_kueue.installs import HelmRelease
-from aiperf_kueue.readiness import is_kubeconfig_contents
+from aiperf_kueue.providers.kubeconfig import is_kubeconfig_contents
 from components.readiness import KueueReadinessGate, KueueReadinessGateArgs
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -82,13 +83,15 @@ def _with_provider_cluster(gate: KueueReadinessGateArgs) -> KueueReadinessGateAr
     return dataclasses.replace(gate, kubeconfig=kubeconfig, context=gate.context or provider.get("context"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KueueInstallArgs:
     """The chart or the release manifests (neither when Kueue is managed elsewhere) and the gate's settings."""
 
-    release: HelmRelease | None
     gate: KueueReadinessGateArgs
+    release: HelmRelease | None = None
+    """The Kueue chart; None with ``manifests``, or when Kueue is managed elsewhere."""
     protect: bool = True
+    """Protect the namespace and the chart or manifests: they carry Kueue's CRDs."""
     manifests: str | None = None
     """URL of the release's ``manifests.yaml`` (``kueue.source: manifests``), instead of ``release``."""
 
@@ -98,11 +101,13 @@ class KueueInstall(pulumi.ComponentResource):
 
     gate: KueueReadinessGate
     """Depend on this, not on the chart: a Ready Deployment is not yet a serving webhook."""
+    chart: k8s.helm.v4.Chart | None
+    manifests: k8s.yaml.v2.ConfigFile | None
 
     def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aiperf-kueue:index:KueueInstall", name, None, opts)
         gate_after: list[pulumi.Resource] = []
-        self.chart: k8s.helm.v4.Chart | None = None
+        self.chart = None
         if args.release is not None:
             # Protected: the chart carries Kueue's CRDs; destroying it deletes every queue.
             ns = _namespace(
@@ -114,7 +119,7 @@ class KueueInstall(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[ns]),
             )
             gate_after.append(self.chart)
-        self.manifests: k8s.yaml.v2.ConfigFile | None = None
+        self.manifests = None
         if args.manifests is not None:
             # The manifests bring their own kueue-system Namespace, so none is declared here.
             # Applied server-side, the provider's default (enableServerSideApply): the workloads
@@ -135,7 +140,7 @@ class KueueInstall(pulumi.ComponentResource):
         self.register_outputs({"chart": args.release.as_dict() if args.release else None, "manifests": args.manifests})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JobSetInstallArgs:
     """The JobSet chart."""
 
@@ -146,6 +151,9 @@ class JobSetInstallArgs:
 
 class JobSetInstall(pulumi.ComponentResource):
     """JobSet's namespace and chart."""
+
+    chart: k8s.helm.v4.Chart
+    """Depend on this for JobSet's controller and webhook."""
 
     def __init__(self, name: str, args: JobSetInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("aiperf-kueue:index:JobSetInstall", name, None, opts)
@@ -158,13 +166,13 @@ class JobSetInstall(pulumi.ComponentResource):
         self.register_outputs({"chart": args.release.as_dict()})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AIPerfOperatorArgs:
     """The operator chart, the env patch of its Deployment, and what it must wait for."""
 
     release: HelmRelease
     env_patch: dict[str, Any]
-    after: list[pulumi.Resource]
+    after: Sequence[pulumi.Resource] = ()
     protect_crds: bool = True
     """Protect the chart's CRDs (``operator.protectCrds``): deleting the AIPerfJob CRD deletes every AIPerfJob."""
 
@@ -176,6 +184,7 @@ class AIPerfOperator(pulumi.ComponentResource):
     patch of its Deployment sets them: visible in the plan and in every diff.
     """
 
+    chart: k8s.helm.v4.Chart
     env_patch: k8s.apps.v1.DeploymentPatch
     """Depend on this, not only on the chart: the env it sets is the sizing and default queue the
     admission proof assumes, and a job created before it would get the image's defaults."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -13,20 +14,21 @@ from components.kube import KubeObject
 TYPE = "aiperf-kueue:index:AIPerfJobs"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JobResource:
     """One AIPerfJob manifest and what it must wait for."""
 
     manifest: dict[str, Any]
-    after: list[pulumi.Resource]
+    after: Sequence[pulumi.Resource] = ()
     retain_on_delete: bool = True
+    """Keep the job (and so its results) in the cluster when it leaves the stack."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AIPerfJobsArgs:
     """Every job, each already proven admissible by the planner."""
 
-    jobs: list[JobResource] = field(default_factory=list)
+    jobs: Sequence[JobResource] = ()
     secret_strings: frozenset[str] = frozenset()
     """The stack file's ``secure:`` values (``aiperf_kueue.secrets``): every spec string equal to
     one becomes a Pulumi secret, wherever the spec carries it."""
@@ -35,9 +37,12 @@ class AIPerfJobsArgs:
 class AIPerfJobs(pulumi.ComponentResource):
     """Adding a job adds only that child; a change to a frozen spec field replaces it."""
 
+    job_names: list[str]
+    """``namespace/name`` of every job, in declaration order."""
+
     def __init__(self, name: str, args: AIPerfJobsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        self.job_names: list[str] = []
+        self.job_names = []
         for job in args.jobs:
             meta = job.manifest["metadata"]
             KubeObject(
@@ -45,7 +50,7 @@ class AIPerfJobs(pulumi.ComponentResource):
                 _with_secrets(job.manifest, args.secret_strings),
                 pulumi.ResourceOptions(
                     parent=self,
-                    depends_on=job.after,
+                    depends_on=list(job.after),
                     # The CRD freezes these (CEL); only cancel and timeoutSeconds update in place.
                     replace_on_changes=[f"spec.{f}" for f in AIPERF_JOB_IMMUTABLE],
                     delete_before_replace=True,  # the name is the job id: fixed

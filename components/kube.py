@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 import pulumi
-from pulumi_kubernetes import _utilities
+
+#: The pulumi-kubernetes release this program is pinned to: the provider plugin every object
+#: is registered with, as the package's own resources ask for it (a release's PEP 440 version
+#: is its semver: the pins are plain releases).
+PROVIDER_VERSION = metadata.version("pulumi-kubernetes")
 
 
 class KubeObject(pulumi.CustomResource):
@@ -18,5 +23,5 @@ class KubeObject(pulumi.CustomResource):
     """
 
     def __init__(self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=PROVIDER_VERSION))
         super().__init__(f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}", name, dict(manifest), opts)

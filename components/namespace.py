@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -13,25 +14,32 @@ from components.kube import KubeObject
 TYPE = "aiperf-kueue:index:BenchmarkNamespace"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BenchmarkNamespaceArgs:
     """The namespace manifest, its LocalQueues and the ClusterQueue they point at."""
 
     namespace: dict[str, Any]
-    local_queues: list[dict[str, Any]]
+    local_queues: Sequence[dict[str, Any]]
     cluster_queue: pulumi.Resource
     create: bool = True
+    """Create the namespace; false: it belongs to someone else, only our labels are applied."""
     retain_on_delete: bool = True
-    rbac: list[dict[str, Any]] = field(default_factory=list)
+    """Keep the namespace (it holds results) in the cluster when it leaves the stack."""
+    rbac: Sequence[dict[str, Any]] = ()
     """The benchmark Role and RoleBinding the operator's benchmark pods need in this namespace.
     Declared with ``operator.install: false`` too: the operator, wherever it is installed, runs
     its benchmarks here, and its chart makes this RBAC only in namespaces it is told about."""
-    after: list[pulumi.Resource] = field(default_factory=list)
+    after: Sequence[pulumi.Resource] = ()
     """What the LocalQueues wait for: the Kueue readiness gate."""
 
 
 class BenchmarkNamespace(pulumi.ComponentResource):
     """Adding or removing a namespace touches only this component's children."""
+
+    local_queues: dict[str, KubeObject]
+    """LocalQueue resources by name, for jobs to depend on."""
+    local_queue_names: list[str]
+    namespace_name: str
 
     def __init__(self, name: str, args: BenchmarkNamespaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
@@ -47,7 +55,7 @@ class BenchmarkNamespace(pulumi.ComponentResource):
             # The namespace belongs to someone else: server-side apply only our labels.
             ns = k8s.core.v1.NamespacePatch(f"{name}-ns", metadata=meta, opts=pulumi.ResourceOptions(parent=self))
         self.local_queue_names = [m["metadata"]["name"] for m in args.local_queues]
-        self.local_queues: dict[str, KubeObject] = {}
+        self.local_queues = {}
         for manifest in args.local_queues:
             self.local_queues[manifest["metadata"]["name"]] = KubeObject(
                 f"{name}-lq-{manifest['metadata']['name']}",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -12,18 +13,22 @@ from components.kube import KubeObject
 TYPE = "aiperf-kueue:index:PriorityClasses"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PriorityClassesArgs:
     """WorkloadPriorityClass manifests."""
 
-    classes: list[dict[str, Any]]
-    after: list[pulumi.Resource] = field(default_factory=list)
+    classes: Sequence[dict[str, Any]]
+    after: Sequence[pulumi.Resource] = ()
     """What every class waits for: the Kueue readiness gate and the ClusterQueues (the documented
     order: ResourceFlavors, Cohort, ClusterQueues, then LocalQueues and WorkloadPriorityClasses)."""
 
 
 class PriorityClasses(pulumi.ComponentResource):
     """One child per class, named after the component and the class."""
+
+    classes: dict[str, KubeObject]
+    """WorkloadPriorityClass resources by name, for jobs to depend on."""
+    class_names: list[str]
 
     def __init__(self, name: str, args: PriorityClassesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -12,14 +13,14 @@ from components.kube import KubeObject
 TYPE = "aiperf-kueue:index:KueueQueues"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KueueQueuesArgs:
     """Manifests from :mod:`aiperf_kueue.manifests`, in apply order."""
 
-    flavors: list[dict[str, Any]]
-    cluster_queues: list[dict[str, Any]]
+    flavors: Sequence[dict[str, Any]]
+    cluster_queues: Sequence[dict[str, Any]]
     cohort: dict[str, Any] | None = None
-    after: list[pulumi.Resource] = field(default_factory=list)
+    after: Sequence[pulumi.Resource] = ()
     """What every object waits for: the Kueue readiness gate."""
 
 
@@ -28,6 +29,8 @@ class KueueQueues(pulumi.ComponentResource):
 
     cluster_queues: dict[str, KubeObject]
     """ClusterQueue resources by name, for LocalQueues to depend on."""
+    cluster_queue_names: list[str]
+    flavor_names: list[str]
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)

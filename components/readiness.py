@@ -3,7 +3,7 @@
 A Helm release that reports success, or a Deployment at 1/1 Ready, is not a
 webhook that answers: ClusterQueue and ResourceFlavor creates fail for another
 10–30 s (kueue NOTES). :class:`KueueReadinessGate` runs
-:func:`aiperf_kueue.readiness.wait_for_kueue` on create — only on ``pulumi up``,
+:func:`aiperf_kueue.providers.kueue_wait.wait_for_kueue` on create — only on ``pulumi up``,
 never on preview or under mocks — and again whenever the Kueue version, its chart
 and values (a digest), or the watched objects change.
 """
@@ -16,110 +16,21 @@ from typing import Any, ClassVar
 import pulumi
 import pulumi.dynamic
 
+from aiperf_kueue import kueue
 
-class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):
-    """Dynamic provider whose ``create`` is the three-step wait for Kueue.
-
-    Pulumi pickles this provider into the state and unpickles it in a separate
-    provider process, so the class is self-contained: everything it needs is a
-    class attribute or imported inside the method that needs it.
-    """
-
-    #: Nothing secret is captured (a kubeconfig's contents arrive as an input, a Pulumi secret),
-    #: so keep the pickled provider readable in state.
-    serialize_as_secret_always = False
-
-    #: Inputs naming *which* Kueue is gated: a change means a different, upgraded or
-    #: reconfigured Kueue (``releaseDigest``: a new manager configuration restarts the
-    #: controller) whose webhook must be waited for again, so replace.
-    REPLACE_ON: ClassVar[tuple[str, ...]] = (
-        "kueueVersion",
-        "releaseDigest",
-        "namespace",
-        "deployment",
-        "webhookService",
-        "apiVersion",
-    )
-    #: Inputs that only tune how to wait or connect: updated in place, no new wait.
-    TUNING: ClassVar[tuple[str, ...]] = ("kubeconfig", "context", "attempts", "intervalSeconds", "timeoutSeconds")
-    #: Outputs of a wait, carried over by ``update``.
-    RESULTS: ClassVar[tuple[str, ...]] = ("ready", "attemptsPerStep", "elapsedSeconds")
-
-    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.CheckResult:
-        """Reject inputs the wait would refuse, at preview time rather than mid-``up``."""
-        failures = []
-        for key in ("namespace", "deployment", "webhookService", "apiVersion", "kueueVersion"):
-            if not isinstance(news.get(key), str) or not news[key]:
-                failures.append(pulumi.dynamic.CheckFailure(key, f"{key} must be a non-empty string"))
-        attempts = news.get("attempts")
-        if not isinstance(attempts, int | float) or attempts < 1 or int(attempts) != attempts:
-            failures.append(pulumi.dynamic.CheckFailure("attempts", f"attempts must be an integer ≥ 1, got {attempts}"))
-        from aiperf_kueue.readiness import MAX_INTERVAL_SECONDS
-
-        for key in ("intervalSeconds", "timeoutSeconds"):
-            value = news.get(key)
-            if not isinstance(value, int | float) or value <= 0:
-                failures.append(pulumi.dynamic.CheckFailure(key, f"{key} must be a number > 0, got {value}"))
-        interval = news.get("intervalSeconds")
-        if isinstance(interval, int | float) and interval > MAX_INTERVAL_SECONDS:
-            failures.append(
-                pulumi.dynamic.CheckFailure(
-                    "intervalSeconds",
-                    f"intervalSeconds must be <= {MAX_INTERVAL_SECONDS:g} (the backoff cap), got {interval}",
-                )
-            )
-        return pulumi.dynamic.CheckResult(news, failures)
-
-    def create(self, props: dict[str, Any]) -> pulumi.dynamic.CreateResult:
-        """Wait for Kueue; fail the ``up`` with :class:`~aiperf_kueue.readiness.KueueNotReady`'s message if it isn't."""
-        from aiperf_kueue import readiness
-
-        api = readiness.load_api_server(props.get("kubeconfig") or None, props.get("context") or None)
-        report = readiness.wait_for_kueue(
-            api,
-            namespace=props["namespace"],
-            deployment=props["deployment"],
-            webhook_service=props["webhookService"],
-            api_version=props["apiVersion"],
-            # The engine hands numbers over as floats.
-            attempts=int(props["attempts"]),
-            interval=float(props["intervalSeconds"]),
-            max_interval=readiness.MAX_INTERVAL_SECONDS,
-            deadline=float(props["timeoutSeconds"]),
-        )
-        outs = {
-            **{k: v for k, v in props.items() if not k.startswith("__")},
-            "ready": True,
-            "attemptsPerStep": report.attempts,
-            "elapsedSeconds": round(report.seconds, 3),
-        }
-        return pulumi.dynamic.CreateResult(f"{props['namespace']}/{props['deployment']}", outs)
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.DiffResult:
-        """Replace (wait again) when the gated Kueue changes; update in place when only tuning does."""
-        replaces = [k for k in self.REPLACE_ON if olds.get(k) != news.get(k)]
-        # The pickled ``__provider`` is left out: it changes with unrelated code
-        # edits and would show a spurious update on every run.
-        changed = replaces or [k for k in self.TUNING if olds.get(k) != news.get(k)]
-        return pulumi.dynamic.DiffResult(changes=bool(changed), replaces=replaces, delete_before_replace=False)
-
-    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> pulumi.dynamic.UpdateResult:
-        """New tuning inputs, same Kueue: keep the earlier wait's results, don't wait again."""
-        outs = {k: v for k, v in news.items() if not k.startswith("__")}
-        outs.update({k: olds[k] for k in self.RESULTS if k in olds})
-        return pulumi.dynamic.UpdateResult(outs)
-
-    def delete(self, _id: str, _props: dict[str, Any]) -> None:
-        """Nothing to delete: the gate only ever read from the cluster."""
+# Also the name of the provider class in the state of stacks created before the class moved to
+# aiperf_kueue.providers.readiness: keep it importable from here (see that module).
+from aiperf_kueue.providers.readiness import KueueReadinessProvider
 
 
 @dataclass(frozen=True, kw_only=True)
 class KueueReadinessGateArgs:
-    """What to wait for, and how long. Defaults match the Kueue Helm chart."""
+    """What to wait for, and how long. Defaults: the Kueue chart's names, and the defaults of
+    ``kueue.readiness`` (both from :mod:`aiperf_kueue.kueue`)."""
 
-    namespace: str = "kueue-system"
-    deployment: str = "kueue-controller-manager"
-    webhook_service: str = "kueue-webhook-service"
+    namespace: str = kueue.KUEUE_NAMESPACE
+    deployment: str = kueue.KUEUE_DEPLOYMENT
+    webhook_service: str = kueue.KUEUE_WEBHOOK_SERVICE
     api_version: str = "v1beta2"
     """``kueue.x-k8s.io`` version of the dry-run ResourceFlavor: ``v1beta1`` before Kueue 0.15."""
     kueue_version: pulumi.Input[str]
@@ -135,12 +46,13 @@ class KueueReadinessGateArgs:
     """
     context: str | None = None
     """Kubeconfig context; None: its ``current-context``."""
-    attempts: int = 20
+    attempts: int = kueue.READINESS_ATTEMPTS
     """Attempts per step."""
-    interval_seconds: float = 1.0
-    """First retry delay; doubles per attempt, capped at 10 s."""
-    timeout_seconds: float = 300.0
-    """Deadline for all three steps together."""
+    interval_seconds: float = kueue.READINESS_INTERVAL_SECONDS
+    """First retry delay in seconds; doubles per attempt, capped at
+    :data:`~aiperf_kueue.kueue.READINESS_MAX_INTERVAL_SECONDS`."""
+    timeout_seconds: float = kueue.READINESS_TIMEOUT_SECONDS
+    """Deadline for all three steps together, in seconds."""
 
 
 class KueueReadinessGate(pulumi.dynamic.Resource, module="aiperf-kueue", name="KueueReadinessGate"):

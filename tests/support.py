@@ -11,8 +11,8 @@ import pytest
 
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.loader import parse_config, read_stack_file
+from aiperf_kueue.offline.engine import ProgramRun, run_program
 from aiperf_kueue.planner import QueuePlan, plan_queues
-from offline.engine import ProgramRun, run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = ROOT / "stacks"

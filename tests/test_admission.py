@@ -18,9 +18,7 @@ from aiperf_kueue.admission import (
     Assignment,
     PodSetAssignment,
     assign,
-    borrowable,
     check_jobs,
-    max_capacity,
 )
 from aiperf_kueue.config.jobs import AIPerfJobSpec, Job, Sweep, expand_sweeps
 from aiperf_kueue.errors import Problem
@@ -79,14 +77,14 @@ SHARED = make_plan(
 
 
 def test_max_capacity_without_cohort_is_nominal() -> None:
-    assert max_capacity(SHARED, "team-a", "cpu", "cpu", in_cohort=False) == 2
-    assert borrowable(SHARED, "team-a", "cpu", "memory", in_cohort=False) == 0
+    assert SHARED.max_capacity("team-a", "cpu", "cpu", in_cohort=False) == 2
+    assert SHARED.borrowable("team-a", "cpu", "memory", in_cohort=False) == 0
 
 
 def test_max_capacity_in_cohort_adds_what_the_others_lend() -> None:
     # team-b and team-c lend everything: 6 + 8 = 14 CPU, 32Gi + 32Gi memory.
-    assert max_capacity(SHARED, "team-a", "cpu", "cpu", in_cohort=True) == 16
-    assert max_capacity(SHARED, "team-a", "cpu", "memory", in_cohort=True) == 128 * GI
+    assert SHARED.max_capacity("team-a", "cpu", "cpu", in_cohort=True) == 16
+    assert SHARED.max_capacity("team-a", "cpu", "memory", in_cohort=True) == 128 * GI
 
 
 def test_max_capacity_respects_lending_and_borrowing_limits() -> None:
@@ -97,12 +95,12 @@ def test_max_capacity_respects_lending_and_borrowing_limits() -> None:
         lending={"team-c": {"cpu": {"cpu": Fraction(1), "memory": Fraction(0)}}},
     )
     # Others lend 6 + 1 = 7 CPU, but team-a's borrowingLimit caps it at 3.
-    assert borrowable(plan, "team-a", "cpu", "cpu", in_cohort=True) == 3
-    assert max_capacity(plan, "team-a", "cpu", "cpu", in_cohort=True) == 5
+    assert plan.borrowable("team-a", "cpu", "cpu", in_cohort=True) == 3
+    assert plan.max_capacity("team-a", "cpu", "cpu", in_cohort=True) == 5
     # Memory: team-b lends 32Gi, team-c 0 (lendingLimit); no borrowingLimit for memory.
-    assert max_capacity(plan, "team-a", "cpu", "memory", in_cohort=True) == 96 * GI
+    assert plan.max_capacity("team-a", "cpu", "memory", in_cohort=True) == 96 * GI
     # team-b borrows from team-a (all 2) and team-c (lendingLimit 1): 6 + 3.
-    assert max_capacity(plan, "team-b", "cpu", "cpu", in_cohort=True) == 9
+    assert plan.max_capacity("team-b", "cpu", "cpu", in_cohort=True) == 9
 
 
 def test_fits_on_nominal() -> None:
@@ -114,7 +112,6 @@ def test_fits_on_nominal() -> None:
         fits=True,
         borrowing=False,
         jobs_on_nominal=3,  # floor(2 / 600m) = 3; floor(64Gi / 5888Mi) = 11
-        jobs_at_max_capacity=3,
         requests={"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)},
     )
 
@@ -132,7 +129,6 @@ def test_fits_only_by_borrowing() -> None:
         fits=True,
         borrowing=True,
         jobs_on_nominal=0,
-        jobs_at_max_capacity=4,  # floor(16 / 3.8) = 4; floor(128Gi / 7936Mi) = 16
         error=None,
         requests={"cpu": Fraction(3800, 1000), "memory": Fraction(7936 * MI)},
     )
@@ -295,7 +291,6 @@ def test_resource_mode_none_always_fits() -> None:
         fits=True,
         borrowing=False,
         jobs_on_nominal=None,
-        jobs_at_max_capacity=None,
     )
 
 

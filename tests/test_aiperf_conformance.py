@@ -27,9 +27,9 @@ import yaml
 
 from aiperf_kueue import installs, manifests
 from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, parse_config, read_stack_file, stack_name_of
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import SECRET_SIG, clean
 from aiperf_kueue.stack_plan import plan_stack
-from offline.engine import run_program
-from offline.report import SECRET_SIG, clean
 
 try:
     import crd_validation as cv

@@ -15,10 +15,10 @@ from pathlib import Path
 import pulumi
 import pytest
 
-import offline.cli
+import aiperf_kueue.offline.cli
 from aiperf_kueue.loader import read_stack_file
-from offline import engine
-from offline.cli import main
+from aiperf_kueue.offline import engine
+from aiperf_kueue.offline.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_STACKS = Path(__file__).resolve().parent / "bad_stacks"
@@ -347,7 +347,7 @@ def test_plan_rejects_bad_stack(
     def no_program(*args: object, **kwargs: object) -> None:
         pytest.fail(f"run_program was called for invalid stack {name}")
 
-    monkeypatch.setattr(offline.cli, "run_program", no_program)
+    monkeypatch.setattr(aiperf_kueue.offline.cli, "run_program", no_program)
     path = BAD_STACKS / f"{name}.yaml"
     out = tmp_path / "out"
 
@@ -365,7 +365,7 @@ def test_plan_rejects_bad_stack(
 def test_plan_rejects_bad_stack_in_a_subprocess() -> None:
     path = BAD_STACKS / "pool-gpus-negative.yaml"
     result = subprocess.run(
-        [sys.executable, "-m", "offline.cli", "plan", str(path)],
+        [sys.executable, "-m", "aiperf_kueue.offline.cli", "plan", str(path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -18,11 +18,11 @@ from typing import Any
 import pulumi
 import pytest
 
-import offline.cli
+import aiperf_kueue.offline.cli
 from aiperf_kueue.loader import parse_config, read_stack_file
+from aiperf_kueue.offline import engine
+from aiperf_kueue.offline.cli import main
 from aiperf_kueue.stack_plan import plan_stack
-from offline import engine
-from offline.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_JOBS = Path(__file__).resolve().parent / "bad_jobs"
@@ -304,7 +304,7 @@ def test_plan_rejects_bad_job_stack(
     def no_program(*args: object, **kwargs: object) -> None:
         pytest.fail(f"run_program was called for invalid stack {name}")
 
-    monkeypatch.setattr(offline.cli, "run_program", no_program)
+    monkeypatch.setattr(aiperf_kueue.offline.cli, "run_program", no_program)
     path = BAD_JOBS / f"{name}.yaml"
     out = tmp_path / "out"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import bench.__main__ as bench
-from bench import fleet, replay
+import aiperf_kueue.bench.__main__ as bench
+from aiperf_kueue.bench import fleet, replay
 
 
 def test_fleet_sizes_land_near_their_targets() -> None:

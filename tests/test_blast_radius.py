@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from offline.cli import main
-from offline.engine import run_program
+from aiperf_kueue.offline.cli import main
+from aiperf_kueue.offline.engine import run_program
 from tests.support import COMMITTED_STACKS, ROOT, committed_run, stack_values
 
 Values = dict[str, Any]
@@ -253,7 +253,7 @@ def test_plan_in_two_processes_is_byte_identical(stack: str, tmp_path: Path) -> 
     # Different hash seeds: no output may depend on set or dict-of-set iteration order.
     for run, seed in (("a", "1"), ("b", "2")):
         done = subprocess.run(
-            [sys.executable, "-m", "offline.cli", "plan", stack, "--out", str(tmp_path / run)],
+            [sys.executable, "-m", "aiperf_kueue.offline.cli", "plan", stack, "--out", str(tmp_path / run)],
             cwd=ROOT,
             capture_output=True,
             text=True,

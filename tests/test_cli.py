@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from aiperf_kueue import secrets
-from offline.cli import main
+from aiperf_kueue.offline.cli import main
 from tests.support import OPERATOR_CHART_NOTE, ROOT
 
 DEV_PLAN = {
@@ -178,7 +178,7 @@ def test_missing_stack_is_exit_2_without_traceback(tmp_path: Path, capsys: pytes
 
 def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "offline.cli", "plan", "dev", "--out", str(tmp_path)],
+        [sys.executable, "-m", "aiperf_kueue.offline.cli", "plan", "dev", "--out", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

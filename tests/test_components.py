@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from offline.engine import run_program
-from offline.report import clean
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import clean
 from tests.support import COMMITTED_STACKS, by_name, committed_run, stack_values
 
 PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}

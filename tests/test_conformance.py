@@ -8,7 +8,7 @@ Checked with the schemas and CEL rules of the verbatim CRDs in ``../shared/refer
   Kueue 0.13 (the v1alpha1-Cohort era, e.g. 0.10.1), against the v0.10.1 schemas too.
   A v1alpha1 Cohort only exists in v0.10.1 (Kueue 0.13 dropped it).
 
-Both the pure builders (``all_queue_objects``) and the inputs the real program registers
+Both the pure builders (:mod:`aiperf_kueue.manifests`) and the inputs the real program registers
 (run offline against the recording engine) are checked, for every committed stack as
 committed and re-targeted to each tested release and apiVersion. Negative tests prove the
 validator rejects what the API server rejects, so it cannot pass everything silently.
@@ -24,12 +24,13 @@ from typing import Any
 
 import pytest
 
+from aiperf_kueue import manifests
+from aiperf_kueue.config import StackConfig
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
-from aiperf_kueue.manifests import all_queue_objects
-from aiperf_kueue.planner import plan_queues
-from offline.engine import run_program
-from offline.report import clean
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import clean
+from aiperf_kueue.planner import QueuePlan, plan_queues
 
 try:
     import crd_validation as cv
@@ -73,6 +74,20 @@ def stack_values(stack: Path, target: str) -> tuple[dict[str, Any], set[str]]:
     if TARGETS[target] is not None:
         values["kueue"] = dict(TARGETS[target])
     return values, secret_keys
+
+
+def all_queue_objects(config: StackConfig, plan: QueuePlan) -> list[dict[str, Any]]:
+    """Every Kueue object of a stack from the pure builders, in apply order."""
+    target = plan.target
+    objs = [manifests.resource_flavor(p, target) for p in config.inventory.pools]
+    if config.queues.cohort:
+        objs.append(manifests.cohort(config.queues.cohort, target))
+    objs += [manifests.cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues]
+    for cq in config.queues.cluster_queues:
+        for ns in cq.namespaces:
+            objs += [manifests.local_queue(n, ns.name, cq.name, target) for n in manifests.local_queue_names(ns)]
+    objs += [manifests.workload_priority_class(pc, target) for pc in config.priority_classes]
+    return objs
 
 
 def build(values: dict[str, Any]) -> tuple[list[dict[str, Any]], KueueTarget]:

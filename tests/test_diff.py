@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from offline import cli, sources
-from offline.diff import (
+from aiperf_kueue.offline import cli, sources
+from aiperf_kueue.offline.diff import (
     MISSING,
     FieldChange,
     LocalQueueNode,
@@ -364,8 +364,8 @@ def test_diff_against_a_revision_without_program_code_plans_it_with_this_checkou
     assert lines[5:9] == [
         "- **base:** `HEAD:prod` (`stacks/Pulumi.prod.yaml` at `HEAD`, planned with this checkout's program code)",
         f"- **head:** `{head}` (`{head}`, planned with this checkout's program code)",
-        "- The program code at `HEAD` could not plan `prod` (it has no offline/cli.py), so this checkout's code "
-        "planned `HEAD:prod`: what the program's code changed since `HEAD` does not show here.",
+        "- The program code at `HEAD` could not plan `prod` (it has no aiperf_kueue/offline/cli.py), so this "
+        "checkout's code planned `HEAD:prod`: what the program's code changed since `HEAD` does not show here.",
         "",
     ]
     assert "| team-b | cpu | cpu | 71820m | 59850m | -11970m |" in lines

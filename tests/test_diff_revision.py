@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from offline import cli, sources
+from aiperf_kueue.offline import cli, sources
 from tests.support import ROOT
 
 PLANNER = "aiperf_kueue/planner.py"

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from aiperf_kueue.loader import read_stack_file
-from offline import cli, markdown
-from offline.diff import FieldChange, Plan, compare
-from offline.engine import SECRET_SIG
-from offline.report import clean
+from aiperf_kueue.offline import cli, markdown
+from aiperf_kueue.offline.diff import FieldChange, Plan, compare
+from aiperf_kueue.offline.engine import SECRET_SIG
+from aiperf_kueue.offline.report import clean
 from tests.support import ROOT
 from tests.test_diff import prod
 

@@ -12,9 +12,9 @@ from typing import Any
 import pulumi
 import pytest
 
+from aiperf_kueue.offline import engine
+from aiperf_kueue.offline.engine import run_program
 from components.installs import CRD_TYPE, PVC_TYPE, protect_crds, retain_volumes
-from offline import engine
-from offline.engine import run_program
 from tests.support import by_name, committed_run, stack_values
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"

@@ -12,9 +12,9 @@ import yaml
 
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError
-from offline import engine
-from offline.engine import SECRET_SIG, run_program
-from offline.report import clean, resource_records
+from aiperf_kueue.offline import engine
+from aiperf_kueue.offline.engine import SECRET_SIG, run_program
+from aiperf_kueue.offline.report import clean, resource_records
 from tests.support import COMMITTED_STACKS, by_name, committed_run, plan_values, require_shared, stack_values
 
 KUEUE_GATE = "kueue-ready"

@@ -16,9 +16,9 @@ import yaml
 
 from aiperf_kueue.loader import read_stack_file
 from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE
-from offline.cli import main
-from offline.engine import ProgramRun, run_program
-from offline.report import SECRET_SIG, clean
+from aiperf_kueue.offline.cli import main
+from aiperf_kueue.offline.engine import ProgramRun, run_program
+from aiperf_kueue.offline.report import SECRET_SIG, clean
 from tests.support import ROOT, by_name, committed_run, stack_values
 
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"

@@ -13,10 +13,10 @@ import yaml
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config
+from aiperf_kueue.offline.cli import main
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import clean
 from aiperf_kueue.stack_plan import plan_stack
-from offline.cli import main
-from offline.engine import run_program
-from offline.report import clean
 from tests.support import by_name, committed_run, plan_values, stack_values
 
 URL_0_19_2 = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from offline import cli, markdown
-from offline.diff import Plan, compare
+from aiperf_kueue.offline import cli, markdown
+from aiperf_kueue.offline.diff import Plan, compare
 from tests.support import OPERATOR_CHART_NOTE, ROOT
 from tests.test_diff import _without, fixture, prod
 

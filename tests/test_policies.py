@@ -20,7 +20,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.deserialize import deserialize_properties
 
-from policy import policies
+from aiperf_kueue import policies
 from tests.support import ROOT, committed_run
 
 CQ_TEAM_A = "queues-cq-team-a"

@@ -11,11 +11,11 @@ import yaml
 from aiperf_kueue import preflight
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config
+from aiperf_kueue.offline.cli import main
+from aiperf_kueue.offline.engine import SECRET_SIG, run_program
+from aiperf_kueue.offline.report import clean
 from aiperf_kueue.preflight import Cluster, Outcome, check_kueue_queue
 from aiperf_kueue.stack_plan import plan_stack
-from offline.cli import main
-from offline.engine import SECRET_SIG, run_program
-from offline.report import clean
 from tests.support import COMMITTED_STACKS, committed_run, stack_values
 
 ANNOTATION = "kueue.x-k8s.io/default-queue-name"

@@ -1,5 +1,6 @@
-"""The Kueue readiness wait against a real HTTP server on loopback that answers like a Kubernetes API server.
+"""The Kueue readiness wait against a real HTTP(S) server on loopback that answers like a Kubernetes API server.
 
+The wait reaches it as it reaches a cluster: a kubeconfig loaded by the Kubernetes client.
 Time is faked: ``wait_for_kueue`` gets a recording ``sleep`` and a clock that
 only advances when it sleeps, so backoff sequences are asserted literally and
 no test waits for real (except two provider tests, with millisecond intervals).
@@ -14,6 +15,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -26,15 +28,15 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue.readiness import (
+from aiperf_kueue.providers.kubeconfig import is_kubeconfig_contents
+from aiperf_kueue.providers.kueue_wait import (
     ApiServer,
     KubeconfigError,
     KueueNotReady,
     from_kubeconfig,
-    is_kubeconfig_contents,
     wait_for_kueue,
 )
-from components.readiness import KueueReadinessProvider
+from aiperf_kueue.providers.readiness import KueueReadinessProvider
 
 NS = "kueue-system"
 DEPLOYMENT_PATH = f"/apis/apps/v1/namespaces/{NS}/deployments/kueue-controller-manager"
@@ -137,6 +139,8 @@ class Seen:
     query: str
     headers: dict[str, str]
     body: Any
+    target: str = ""
+    """The request line's target: an absolute URL when the request came through a proxy."""
 
 
 @dataclass
@@ -195,7 +199,9 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else None
         with kube.lock:
-            kube.seen.append(Seen(self.command, parsed.path, parsed.query, dict(self.headers.items()), body))
+            # Header names as HTTP has them: case-insensitive (the client sends ``authorization``).
+            headers = {k.title(): v for k, v in self.headers.items()}
+            kube.seen.append(Seen(self.command, parsed.path, parsed.query, headers, body, self.path))
         reply = kube.next_reply(_route(self.command, parsed.path))
         if isinstance(reply, Hang):
             time.sleep(reply.seconds)
@@ -269,13 +275,19 @@ def fake_time() -> FakeTime:
     return FakeTime()
 
 
+def api_for(server: str, *, cluster: dict[str, Any] | None = None, user: dict[str, Any] | None = None) -> ApiServer:
+    """The API server at ``server`` as the wait loads it: from a kubeconfig file (gone once loaded)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return from_kubeconfig(write_kubeconfig(Path(tmp) / "config", server, cluster=cluster, user=user))
+
+
 def wait(kube: FakeKube, t: FakeTime, **kwargs: Any) -> Any:
     kwargs.setdefault("attempts", 6)
     kwargs.setdefault("interval", 0.5)
     kwargs.setdefault("max_interval", 4.0)
     kwargs.setdefault("deadline", None)
     kwargs.setdefault("timeout_per_request", 5.0)
-    return wait_for_kueue(ApiServer(kube.url, token="t0ken"), sleep=t.sleep, clock=t.clock, **kwargs)
+    return wait_for_kueue(api_for(kube.url, user={"token": "t0ken"}), sleep=t.sleep, clock=t.clock, **kwargs)
 
 
 # --------------------------------------------------------------------------- (a) transient failures, then ready
@@ -425,7 +437,7 @@ def test_connection_refused_is_retried_then_reported(request: pytest.FixtureRequ
         port = probe.getsockname()[1]
     with pytest.raises(KueueNotReady) as caught:
         wait_for_kueue(
-            ApiServer(f"http://127.0.0.1:{port}"),
+            api_for(f"http://127.0.0.1:{port}"),
             attempts=3,
             interval=0.5,
             sleep=fake_time.sleep,
@@ -533,7 +545,9 @@ def test_requests_are_the_kubernetes_ones(kube: FakeKube, fake_time: FakeTime, a
     version = api_version.removeprefix("kueue.x-k8s.io/")
 
     get_slices = next(s for s in kube.seen if s.path == SLICES_PATH)
-    assert get_slices.query == "labelSelector=kubernetes.io%2Fservice-name%3Dkueue-webhook-service"
+    assert urllib.parse.parse_qs(get_slices.query) == {
+        "labelSelector": ["kubernetes.io/service-name=kueue-webhook-service"]
+    }
     get_pods = next(s for s in kube.seen if s.path == PODS_PATH)
     assert urllib.parse.parse_qs(get_pods.query) == {"labelSelector": ["control-plane=controller-manager"]}
 
@@ -583,7 +597,7 @@ def test_kubeconfig_with_token_and_insecure(kube: FakeKube, fake_time: FakeTime,
         tmp_path / "config", kube.url, cluster={"insecure-skip-tls-verify": True}, user={"token": "from-kubeconfig"}
     )
     api = from_kubeconfig(path)
-    assert (api.server, api.token, api.insecure, api.ca_data) == (kube.url, "from-kubeconfig", True, None)
+    assert (api.server, api.token, api.configuration.verify_ssl) == (kube.url, "from-kubeconfig", False)
     assert "from-kubeconfig" not in repr(api)
 
     kube.ready()
@@ -607,17 +621,25 @@ def test_kubeconfig_context_choice_and_kubeconfig_env_merge(tmp_path: Path, monk
 @pytest.mark.parametrize(
     ("user", "match"),
     [
-        ({"auth-provider": {"name": "gcp"}}, "auth-provider 'gcp', which is not supported"),
-        ({"username": "admin", "password": "pw"}, "basic auth, which is not supported"),
-        ({"client-certificate-data": "not base64!"}, "client-certificate-data is not base64-encoded PEM"),
-        ({"client-certificate": "nowhere.crt"}, "client-certificate 'nowhere.crt' not found"),
-        ({"exec": {"command": "no-such-plugin-x", "installHint": "install it"}}, "not found. install it"),
+        ({"client-certificate-data": "not base64!"}, "cannot use this kubeconfig: "),
+        ({"client-certificate": "nowhere.crt"}, "cannot use this kubeconfig: .*nowhere.crt"),
+        (
+            {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "no-plug", "installHint": "get it"}},
+            r"user 'bench': exec plugin 'no-plug' gave no credentials \(its error is logged above\)\. get it",
+        ),
     ],
 )
 def test_unusable_kubeconfig_users_are_explained(tmp_path: Path, user: dict[str, Any], match: str) -> None:
     path = write_kubeconfig(tmp_path / "config", "https://gpu.invalid:6443", user=user)
-    with pytest.raises(KubeconfigError, match=match):
+    with pytest.raises(KubeconfigError, match=f"^{tmp_path / 'config'}: .*{match}"):
         from_kubeconfig(path)
+
+
+def test_basic_auth_users_authenticate(kube: FakeKube, fake_time: FakeTime, tmp_path: Path) -> None:
+    path = write_kubeconfig(tmp_path / "config", kube.url, user={"username": "admin", "password": "pw"})
+    kube.ready()
+    wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
+    assert {s.headers["Authorization"] for s in kube.seen} == {"Basic " + base64.b64encode(b"admin:pw").decode()}
 
 
 def test_missing_kubeconfig(tmp_path: Path) -> None:
@@ -645,14 +667,20 @@ def test_exec_credential_plugin(kube: FakeKube, fake_time: FakeTime, tmp_path: P
 
 
 def test_in_cluster(tmp_path: Path) -> None:
-    (tmp_path / "token").write_text("sa-token\n")
+    (tmp_path / "token").write_text("sa-token")
     (tmp_path / "ca.crt").write_text("PEM")
+    files = {"token_file": tmp_path / "token", "ca_file": tmp_path / "ca.crt"}
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    api = ApiServer.in_cluster(env, tmp_path)
-    assert (api.server, api.token, api.ca_file) == ("https://10.96.0.1:443", "sa-token", str(tmp_path / "ca.crt"))
-    assert ApiServer.in_cluster({"KUBERNETES_SERVICE_HOST": "fd00::1"}, tmp_path).server == "https://[fd00::1]:443"
-    with pytest.raises(KubeconfigError, match="KUBERNETES_SERVICE_HOST is not set"):
-        ApiServer.in_cluster({}, tmp_path)
+    api = ApiServer.in_cluster(env, **files)
+    assert (api.server, api.token, api.configuration.ssl_ca_cert) == (
+        "https://10.96.0.1:443",
+        "sa-token",
+        str(tmp_path / "ca.crt"),
+    )
+    v6 = {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}
+    assert ApiServer.in_cluster(v6, **files).server == "https://[fd00::1]:443"
+    with pytest.raises(KubeconfigError, match=r"^in-cluster configuration: Service host/port is not set"):
+        ApiServer.in_cluster({}, **files)
 
 
 # --------------------------------------------------------------------------- TLS: CA data, client certificates
@@ -666,6 +694,9 @@ class Pki:
     server_key: Path
     client_cert: Path
     client_key: Path
+    named_cert: Path
+    """A server certificate for the name ``kube.internal`` only (no IP address)."""
+    named_key: Path
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -699,6 +730,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     for name, ext in (
         ("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
         ("client", "extendedKeyUsage=clientAuth\n"),
+        ("named", "subjectAltName=DNS:kube.internal\nextendedKeyUsage=serverAuth\n"),
     ):
         (d / f"{name}.ext").write_text(f"basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n{ext}")
         _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
@@ -720,12 +752,17 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
             f"{name}.ext",
             cwd=d,
         )
-    return Pki(d, d / "ca.crt", d / "server.crt", d / "server.key", d / "client.crt", d / "client.key")
+    return Pki(
+        d, d / "ca.crt", d / "server.crt", d / "server.key", d / "client.crt", d / "client.key", d / "named.crt",
+        d / "named.key",
+    )  # fmt: skip
 
 
-def _tls_kube(request: pytest.FixtureRequest, pki: Pki, *, require_client_cert: bool = False) -> FakeKube:
+def _tls_kube(
+    request: pytest.FixtureRequest, pki: Pki, *, require_client_cert: bool = False, named: bool = False
+) -> FakeKube:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(pki.server_cert, pki.server_key)
+    ctx.load_cert_chain(*((pki.named_cert, pki.named_key) if named else (pki.server_cert, pki.server_key)))
     if require_client_cert:
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_verify_locations(pki.ca)
@@ -746,7 +783,7 @@ def test_kubeconfig_ca_data_verifies_the_server(
         tmp_path / "config", kube.url, cluster={"certificate-authority-data": b64(pki.ca)}, user={"token": "tls"}
     )
     api = from_kubeconfig(path)
-    assert api.ca_data == pki.ca.read_text()
+    assert Path(api.configuration.ssl_ca_cert).read_text() == pki.ca.read_text()
     report = wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
     assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
 
@@ -756,7 +793,7 @@ def test_kubeconfig_ca_file_relative_to_the_kubeconfig(
 ) -> None:
     kube = _tls_kube(request, pki)
     path = write_kubeconfig(pki.dir / "kubeconfig-relative", kube.url, cluster={"certificate-authority": "ca.crt"})
-    assert from_kubeconfig(path).ca_file == str(pki.ca)
+    assert Path(from_kubeconfig(path).configuration.ssl_ca_cert).resolve() == pki.ca
     wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
 
 
@@ -767,7 +804,9 @@ def test_wrong_ca_fails_fast_and_insecure_skips_verification(
     with pytest.raises(KueueNotReady) as caught:
         # The server's own certificate is no CA for its chain.
         wait_for_kueue(
-            ApiServer(kube.url, ca_data=pki.client_cert.read_text()), sleep=fake_time.sleep, clock=fake_time.clock
+            api_for(kube.url, cluster={"certificate-authority-data": b64(pki.client_cert)}),
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
         )
     assert caught.value.retryable is False
     assert caught.value.attempts == 1
@@ -790,6 +829,38 @@ def test_kubeconfig_client_certificate_data(
     report = wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
     assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
     assert "Authorization" not in kube.seen[0].headers
+
+
+def test_tls_server_name_verifies_the_certificate_under_that_name(
+    request: pytest.FixtureRequest, pki: Pki, fake_time: FakeTime
+) -> None:
+    # The API server is reached by address, its certificate names it kube.internal (a private
+    # cluster behind a load balancer): kubeconfig's tls-server-name says which name to verify.
+    kube = _tls_kube(request, pki, named=True)
+    ca = {"certificate-authority-data": b64(pki.ca)}
+    report = wait_for_kueue(
+        api_for(kube.url, cluster={**ca, "tls-server-name": "kube.internal"}),
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
+    )
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+
+    with pytest.raises(KueueNotReady) as caught:
+        wait_for_kueue(api_for(kube.url, cluster=ca), sleep=fake_time.sleep, clock=fake_time.clock)
+    assert (caught.value.retryable, caught.value.attempts) == (False, 1)
+    assert "Last result: TLS verification of the API server failed" in str(caught.value)
+
+
+def test_proxy_url_carries_every_request(kube: FakeKube, fake_time: FakeTime) -> None:
+    # The cluster's name resolves nowhere here: only the proxy (the fake server, which answers
+    # the absolute-URL requests a proxy receives) can reach it.
+    kube.ready()
+    api = api_for("http://kube.invalid:6443", cluster={"proxy-url": kube.url}, user={"token": "via-proxy"})
+    wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
+    assert [s.target.split("?")[0] for s in kube.seen] == [
+        f"http://kube.invalid:6443{path}" for path in (DEPLOYMENT_PATH, SLICES_PATH, PODS_PATH)
+    ] + ["http://kube.invalid:6443/apis/kueue.x-k8s.io/v1beta2/resourceflavors"]
+    assert {s.headers["Authorization"] for s in kube.seen} == {"Bearer via-proxy"}
 
 
 # --------------------------------------------------------------------------- the Pulumi dynamic provider
@@ -1004,3 +1075,28 @@ def test_a_new_kueue_configuration_makes_the_gate_wait_again(tmp_path: Path) -> 
         "releaseDigest"
     ]
     assert provider.diff("id", olds, provider_inputs(tmp_path, releaseDigest="sha256:aaaa")).changes is False
+
+
+def test_the_gates_defaults_are_the_configs_and_the_waits() -> None:
+    import dataclasses
+    import inspect
+
+    from aiperf_kueue import installs
+    from components.readiness import KueueReadinessGateArgs
+    from tests.support import plan_values, stack_values
+
+    values, _ = stack_values("dev")
+    values.pop("kueue", None)
+    config, plan = plan_values(values)
+    args = KueueReadinessGateArgs(kueue_version="0.19.2")
+    from_config = installs.readiness_gate(config, plan.target)
+    assert {k: getattr(args, k) for k in from_config if k != "release_digest"} == {
+        k: v for k, v in from_config.items() if k != "release_digest"
+    }
+    wait = inspect.signature(wait_for_kueue).parameters
+    assert (args.attempts, args.interval_seconds, args.timeout_seconds) == (
+        wait["attempts"].default,
+        wait["interval"].default,
+        wait["deadline"].default,
+    ) == (40, 2.0, 300.0)
+    assert [f.name for f in dataclasses.fields(args) if f.kw_only] == [f.name for f in dataclasses.fields(args)]

@@ -12,10 +12,10 @@ import yaml
 from aiperf_kueue import secrets
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import read_stack_file
+from aiperf_kueue.offline.cli import main
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import SECRET_SIG
 from components import stack_config
-from offline.cli import main
-from offline.engine import run_program
-from offline.report import SECRET_SIG
 from tests.support import ROOT
 
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from aiperf_kueue.loader import parse_config
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import clean
 from aiperf_kueue.stack_plan import plan_stack
-from offline.engine import run_program
-from offline.report import clean
 from tests.support import by_name, stack_values
 
 NEWEST_CONTROLLER_ENV = {

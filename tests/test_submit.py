@@ -11,8 +11,8 @@ from aiperf_kueue.config import Namespace, StackConfig
 from aiperf_kueue.config.installs import OperatorConfig
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config
-from offline.engine import run_program
-from offline.report import clean
+from aiperf_kueue.offline.engine import run_program
+from aiperf_kueue.offline.report import clean
 from tests.support import by_name, committed_run, stack_values
 
 PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}

@@ -1,4 +1,4 @@
-"""``.github/workflows/preview.yml``: actionlint-clean, pinned, and doing what the README says."""
+"""``.github/workflows/preview.yml``: actionlint-clean, pinned, and doing what docs/operations.md says."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from offline.pr_stacks import affected_stacks, present_stacks
+from aiperf_kueue.offline.pr_stacks import affected_stacks, present_stacks
 from tests.support import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
@@ -110,7 +110,7 @@ def test_every_action_is_pinned_to_a_version_tag() -> None:
 def test_tests_run_then_each_affected_stack_is_diffed_against_the_base_branch() -> None:
     jobs = load()["jobs"]
     assert [s.get("run") for s in jobs["test"]["steps"]][2] == "make test"
-    assert "python -m offline.pr_stacks" in jobs["test"]["steps"][3]["run"]
+    assert "python -m aiperf_kueue.offline.pr_stacks" in jobs["test"]["steps"][3]["run"]
     diff = jobs["diff"]
     assert diff["needs"] == "test"
     assert diff["strategy"]["matrix"] == {"stack": "${{ fromJSON(needs.test.outputs.stacks) }}"}
@@ -167,7 +167,7 @@ def test_affected_stacks_from_git(tmp_path: Path) -> None:
     (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config: {a: 1}\n")
     git("commit", "-q", "-am", "change prod")
     done = subprocess.run(
-        [sys.executable, "-m", "offline.pr_stacks", "main"],
+        [sys.executable, "-m", "aiperf_kueue.offline.pr_stacks", "main"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

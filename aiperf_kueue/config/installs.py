@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from aiperf_kueue.config.base import DnsLabel, Flag, Model, Number, WholeNumber, dns_label
 from aiperf_kueue.config.jobs import OperatorSizing
-from aiperf_kueue.readiness import MAX_INTERVAL_SECONDS
+from aiperf_kueue.kueue import READINESS_ATTEMPTS, READINESS_INTERVAL_SECONDS, READINESS_MAX_INTERVAL_SECONDS
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
 #: ``operator.defaultQueue`` meaning "the LocalQueue every benchmark namespace has".
@@ -18,11 +18,11 @@ DEFAULT_QUEUE_AUTO = "auto"
 class Readiness(Model):
     """The gate between the Kueue install and the first Kueue object (runs on ``pulumi up``)."""
 
-    attempts: WholeNumber = Field(default=40, ge=1, le=1000)
+    attempts: WholeNumber = Field(default=READINESS_ATTEMPTS, ge=1, le=1000)
     """Tries per step before giving up (default 40): Deployment available, webhook
     endpoints ready, then a server-side dry-run create of a ResourceFlavor."""
 
-    interval_seconds: Number = Field(default=2.0, gt=0)
+    interval_seconds: Number = Field(default=READINESS_INTERVAL_SECONDS, gt=0)
     """First wait between tries, in seconds (default 2, at most 10), doubled after each failure
     up to 10 s; the whole wait gives up after 300 s. The defaults cover the 10–30 s Kueue's
     webhook needs after its Deployment is Ready. At most 10 because the backoff never waits
@@ -31,10 +31,10 @@ class Readiness(Model):
     @field_validator("interval_seconds")
     @classmethod
     def _within_the_backoff_cap(cls, value: float) -> float:
-        if value > MAX_INTERVAL_SECONDS:
+        cap = READINESS_MAX_INTERVAL_SECONDS
+        if value > cap:
             raise ValueError(
-                f"must be <= {MAX_INTERVAL_SECONDS:g} (seconds; the gate's backoff doubles the interval up to "
-                f"{MAX_INTERVAL_SECONDS:g} s), got {value:g}"
+                f"must be <= {cap:g} (seconds; the gate's backoff doubles the interval up to {cap:g} s), got {value:g}"
             )
         return value
 

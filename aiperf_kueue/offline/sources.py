@@ -7,7 +7,7 @@ Each side is one of:
 - ``REV:STACK``: the stack file as committed at a git revision (``origin/main:prod``),
   planned by the program code at that revision: the revision's tree (``git archive``)
   runs its own ``plan`` in a subprocess, so a change to the program shows in the diff.
-  When that code cannot plan it (no ``offline/cli.py`` there, or its ``plan`` fails), the
+  When that code cannot plan it (no CLI there, or its ``plan`` fails), the
   revision's stack file is planned with this checkout's code instead, and the report says so.
 
 Problems raise :class:`ConfigError`, so they print like ``plan``'s: one line each,
@@ -29,7 +29,7 @@ from typing import Any
 
 from aiperf_kueue.errors import PROJECT, ConfigError, Problem
 from aiperf_kueue.loader import stack_file_for
-from offline.diff import Plan, parse_property_path
+from aiperf_kueue.offline.diff import Plan, parse_property_path
 
 PLAN_FILES = ("resources.json", "plan.json")
 #: Seconds a revision's own ``plan`` may take (prod takes about two).
@@ -38,21 +38,27 @@ PLAN_TIMEOUT = 600
 MAX_PROBLEMS = 10
 OPTION_FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
 
-#: Runs a revision's own ``plan`` (``python -c``, working directory: the revision's tree).
-#: The editable install of this project (``-e .``) maps ``aiperf_kueue``, ``components`` and
-#: ``offline`` to this checkout with a finder that only answers what the path does not, so a
-#: module the revision lacks would come from here: drop that finder, then check where the
-#: packages came from.
+#: Where a revision keeps the CLI, newest layout first: ``aiperf_kueue/offline`` from the move
+#: under the package, the top-level ``offline`` package before it.
+CLI_MODULES = ("aiperf_kueue.offline.cli", "offline.cli")
+
+#: Runs a revision's own ``plan`` (``python -c``, working directory: the revision's tree; the
+#: CLI module to run is the first argument). The editable install of this project (``-e .``)
+#: maps ``aiperf_kueue`` and ``components`` to this checkout with a finder that only answers
+#: what the path does not, so a module the revision lacks would come from here: drop that
+#: finder, then check where the packages came from.
 BOOTSTRAP = """\
-import os, sys
+import importlib, os, sys
 sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
-import aiperf_kueue, offline.cli
+cli_name = sys.argv.pop(1)
+import aiperf_kueue
+cli = importlib.import_module(cli_name)
 tree = os.path.realpath(os.getcwd()) + os.sep
-for module in (aiperf_kueue, offline.cli):
+for module in (aiperf_kueue, cli):
     if not os.path.realpath(module.__file__).startswith(tree):
         sys.exit(f"{module.__name__} was imported from {module.__file__}, not from the revision's tree")
 sys.argv[0] = "aiperf-kueue"
-sys.exit(offline.cli.main())
+sys.exit(cli.main())
 """
 
 
@@ -165,7 +171,8 @@ def _nested(value: Any, depth: int) -> bool:
 
 
 def _kind_of(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), _shown(value))
+    kinds: dict[type, str] = {dict: "a mapping", list: "a list", str: "a string"}
+    return kinds.get(type(value), _shown(value))
 
 
 def _shown(value: Any) -> str:
@@ -261,10 +268,10 @@ def extract_revision(rev: str, repo_root: Path, tree: Path) -> None:
 def plan_with_code_at(rev: str, repo_path: str, tree: Path, out: Path) -> Plan:
     """Run the revision's own ``plan repo_path --out out`` (this interpreter, working directory
     and first import path ``tree``) and read what it wrote. :class:`RevisionPlanError` if it has no
-    ``offline/cli.py`` or its ``plan`` fails; :class:`ConfigError` (named ``REV:path``) for the
-    config problems it reports."""
-    if not (tree / "offline" / "cli.py").is_file():
-        raise RevisionPlanError("it has no offline/cli.py")
+    CLI (:data:`CLI_MODULES`) or its ``plan`` fails; :class:`ConfigError` (named ``REV:path``) for
+    the config problems it reports."""
+    if cli_module(tree) is None:
+        raise RevisionPlanError("it has no aiperf_kueue/offline/cli.py")
     command, env = own_code_command(tree, ["plan", repo_path, "--out", str(out)])
     try:
         done = subprocess.run(
@@ -283,13 +290,21 @@ def plan_with_code_at(rev: str, repo_path: str, tree: Path, out: Path) -> Plan:
         raise RevisionPlanError(f"its `plan` wrote no plan that `diff` can read: {exc.lines()[0]}") from None
 
 
+def cli_module(tree: Path) -> str | None:
+    """The CLI module of the code in ``tree`` (one of :data:`CLI_MODULES`), or None."""
+    for name in CLI_MODULES:
+        if (tree / Path(*name.split("."))).with_suffix(".py").is_file():
+            return name
+    return None
+
+
 def own_code_command(tree: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that run ``aiperf-kueue ARGS`` from the code in ``tree``
     (with the working directory ``tree``)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [env.get("PYTHONPATH")])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the tree is deleted afterwards: no caches to write
-    return [sys.executable, "-c", BOOTSTRAP, *args], env
+    return [sys.executable, "-c", BOOTSTRAP, cli_module(tree) or CLI_MODULES[0], *args], env
 
 
 def _config_problems(stderr: str, repo_path: str) -> list[Problem] | None:

@@ -1,16 +1,16 @@
-"""``python -m bench``: the program at fleet size next to the SDK's own floor, side by side.
+"""``python -m aiperf_kueue.bench``: the program at fleet size next to the SDK's own floor, side by side.
 
 For each size (about 100, 1,000 and 10,000 registered resources by default) it measures,
 each in a fresh process so peak RSS is per measurement:
 
-- ``program``: ``aiperf-kueue plan`` on a generated fleet (see :mod:`bench.child`);
+- ``program``: ``aiperf-kueue plan`` on a generated fleet (see :mod:`aiperf_kueue.bench.child`);
 - ``floor``: as many bare ``CustomResource`` registrations, no logic, under the same engine;
 - ``replay``: the program's own resources (types, names, inputs, parents, dependencies,
   options) re-registered under the same engine by a program with no logic: what the SDK
   alone costs for this resource graph, so ``program - replay`` is what the program does
   beyond the SDK.
 
-Prints a table and writes JSON (``bench/results.json`` unless ``--json FILE``).
+Prints a table and writes JSON (``aiperf_kueue/bench/results.json`` unless ``--json FILE``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository: Pulumi.yaml, __main__.py, stacks/
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 DEFAULT_SIZES = (100, 1000, 10000)
 KINDS = ("program", "floor", "replay")
@@ -36,7 +36,7 @@ KINDS = ("program", "floor", "replay")
 
 def _child(kind: str, count: int, records: Path | None = None) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter; its last stdout line is the JSON result."""
-    argv = [sys.executable, "-m", "bench.child", kind, str(count)]
+    argv = [sys.executable, "-m", "aiperf_kueue.bench.child", kind, str(count)]
     if records is not None:
         argv.append(str(records))
     env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -200,7 +200,9 @@ def run(sizes: list[int], repeat: int, replay: bool, echo: bool = True) -> dict[
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m aiperf_kueue.bench", description=__doc__.splitlines()[0] if __doc__ else None
+    )
     parser.add_argument(
         "--sizes",
         default=",".join(str(s) for s in DEFAULT_SIZES),

@@ -1,4 +1,4 @@
-"""Render a :class:`offline.diff.PlanDiff` as GitHub-flavoured Markdown, for a pull request comment.
+"""Render a :class:`aiperf_kueue.offline.diff.PlanDiff` as GitHub-flavoured Markdown, for a pull request comment.
 
 Sections: the summary line, caution blocks for protected resources that would go and for
 replacements that would fail, the quota changes and the pools' "handed out vs inventory",
@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from offline.diff import (
+from aiperf_kueue.offline.diff import (
     CHART_IDENTITY_PATHS,
     IDENTITY_PATHS,
     MISSING,
@@ -308,9 +308,9 @@ def mermaid(diff: PlanDiff) -> list[str]:
         suffix = "" if cq in h.cluster_queues else " (not in this stack)"
         lines.append(f'  {node("cq", cq)}["ClusterQueue {_label(cq)}{suffix}"]')
         mark(node("cq", cq), f"ClusterQueue {cq}")
-        cohort = h.cluster_queues.get(cq)
-        if cohort is not None:
-            edges.append(f"  {node('cohort', cohort)} --> {node('cq', cq)}")
+        parent = h.cluster_queues.get(cq)
+        if parent is not None:
+            edges.append(f"  {node('cohort', parent)} --> {node('cq', cq)}")
     namespaces: list[str] = []
     for lq in h.local_queues:
         lq_id = node("lq", lq.namespace, lq.name)

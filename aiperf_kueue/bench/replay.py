@@ -12,7 +12,7 @@ from typing import Any
 
 import pulumi
 
-#: The records to replay, set by :mod:`bench.child` before it runs ``replay_program.py``.
+#: The records to replay, set by :mod:`aiperf_kueue.bench.child` before it runs ``replay_program.py``.
 RECORDS: list[dict[str, Any]] = []
 
 COMPONENT_PREFIX = "aiperf-kueue:index:"

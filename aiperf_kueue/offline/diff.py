@@ -213,10 +213,6 @@ class PlanDiff:
             return "No changes."
         return ", ".join(f"{n} to {a}" for a, n in self.counts().items())
 
-    def by_action(self, action: str) -> list[ResourceChange]:
-        """The changes of one action, in report order."""
-        return [c for c in self.changes if c.action == action]
-
     def endangered(self) -> list[ResourceChange]:
         """Protected resources that would be deleted or replaced: ``pulumi up`` stops on them."""
         return [c for c in self.changes if c.protect and c.action in ("delete", "replace")]
@@ -301,7 +297,7 @@ def values_at(value: Any, segments: tuple[str | int, ...]) -> dict[tuple[str | i
     elif (isinstance(value, dict) and isinstance(head, str) and head in value) or (
         isinstance(value, list) and isinstance(head, int) and 0 <= head < len(value)
     ):
-        items = [(head, value[head])]
+        items = [(head, value[head])]  # type: ignore[index]  # the condition matched key type to container
     else:
         items = []
     out: dict[tuple[str | int, ...], Any] = {}
@@ -503,15 +499,20 @@ def pool_rows(base: dict[str, Any], head: dict[str, Any]) -> list[PoolRow]:
 # --- hierarchy ------------------------------------------------------------------------------
 
 
+def _sub(mapping: dict[str, Any], key: str) -> dict[str, Any]:
+    """``mapping[key]`` when it is a mapping, else an empty one."""
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def hierarchy(resources: list[dict[str, Any]]) -> Hierarchy:
     """Cohorts, ClusterQueues and LocalQueues as HEAD declares them (``spec.cohortName``,
     or ``spec.cohort`` before v1beta2; ``spec.clusterQueue``)."""
     cluster_queues: dict[str, str | None] = {}
     local_queues: list[LocalQueueNode] = []
     for r in resources:
-        inputs = r.get("inputs") if isinstance(r.get("inputs"), dict) else {}
-        meta = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
-        spec = inputs.get("spec") if isinstance(inputs.get("spec"), dict) else {}
+        inputs = _sub(r, "inputs")
+        meta, spec = _sub(inputs, "metadata"), _sub(inputs, "spec")
         if r["type"].endswith(CLUSTER_QUEUE_SUFFIX) and isinstance(meta.get("name"), str):
             cohort = spec.get("cohortName", spec.get("cohort"))
             cluster_queues[meta["name"]] = cohort if isinstance(cohort, str) else None
@@ -530,7 +531,7 @@ def _has_legacy_secret(value: Any) -> bool:
         return any(_has_legacy_secret(v) for v in value.values())
     if isinstance(value, list):
         return any(_has_legacy_secret(v) for v in value)
-    return value == LEGACY_SECRET
+    return bool(value == LEGACY_SECRET)
 
 
 def _without_fingerprints(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Which stacks a pull request affects: ``python -m offline.pr_stacks origin/main`` prints a JSON list.
+"""Which stacks a pull request affects: ``python -m aiperf_kueue.offline.pr_stacks origin/main`` prints a JSON list.
 
 A stack is affected when its ``stacks/Pulumi.<stack>.yaml`` changed; every stack is when
 program code changed (what ``pulumi up`` runs, or what plans it offline): ``diff
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print the affected stacks as a JSON list (for a workflow matrix)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m offline.pr_stacks BASE_REV", file=sys.stderr)
+        print("usage: python -m aiperf_kueue.offline.pr_stacks BASE_REV", file=sys.stderr)
         return 2
     root = Path.cwd()
     print(json.dumps(affected_stacks(changed_files(args[0], root), present_stacks(root))))

@@ -17,9 +17,9 @@ from typing import Any
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
+from aiperf_kueue.offline import diff, markdown, report, sources, submissions
+from aiperf_kueue.offline.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.stack_plan import plan_values
-from offline import diff, markdown, report, sources, submissions
-from offline.engine import ROOT, close_worker_loops, run_program
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 
@@ -219,8 +219,8 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
     return _as_plan(compute_plan(side.path, side.source), side.label)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Console entry point."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``plan`` and ``diff``."""
     parser = argparse.ArgumentParser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     plan_parser = sub.add_parser(
@@ -242,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     diff_parser.add_argument("head", metavar="HEAD", help=side_help)
     diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
     diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)

@@ -65,6 +65,12 @@ def _is_a(resource_type: str, kind: str) -> bool:
     return resource_type.startswith("kubernetes:") and _kind_of(resource_type) == kind
 
 
+def _sub(mapping: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``mapping[key]`` when it is a mapping, else an empty one."""
+    value = mapping.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _meta(props: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = props.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
@@ -136,9 +142,9 @@ def check_job_queues(resources: Iterable[tuple[str, str, Mapping[str, Any]]]) ->
             continue
         meta = _meta(props)
         namespace, name = meta.get("namespace", "default"), meta.get("name", "?")
-        spec = props.get("spec") if isinstance(props.get("spec"), Mapping) else {}
-        scheduling = spec.get("scheduling") if isinstance(spec.get("scheduling"), Mapping) else {}
-        labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+        spec = _sub(props, "spec")
+        scheduling = _sub(spec, "scheduling")
+        labels = _sub(meta, "labels")
         queue = scheduling.get("queueName") or labels.get(QUEUE_NAME_LABEL)
         if queue:
             if (namespace, queue) not in local_queues:
@@ -188,7 +194,7 @@ def handed_out(resources: Iterable[tuple[str, str, Mapping[str, Any]]]) -> dict[
     for type_, _, props in resources:
         if not _is_a(type_, "ClusterQueue"):
             continue
-        spec = props.get("spec") if isinstance(props.get("spec"), Mapping) else {}
+        spec = _sub(props, "spec")
         for group in spec.get("resourceGroups") or []:
             for flavor in group.get("flavors") or []:
                 for res in flavor.get("resources") or []:

@@ -1,4 +1,6 @@
-"""One measurement in a fresh process: ``python -m bench.child {program|floor|replay} RESOURCES [RECORDS]``.
+"""One measurement in a fresh process: ``python -m aiperf_kueue.bench.child KIND RESOURCES [RECORDS]``.
+
+``KIND`` is ``program``, ``floor`` or ``replay``.
 
 Prints one JSON object on stdout: wall and CPU seconds of the measured work, resources
 registered, and the process's peak RSS (``VmHWM``), which is therefore per measurement.
@@ -11,7 +13,7 @@ replaced by the fleet's values, generated in memory beforehand.
 ``floor``: the same number of bare ``CustomResource`` registrations under the same engine.
 
 ``replay``: the resources a ``program`` measurement recorded (its ``resources.json``, saved
-to RECORDS), registered again under the same engine with no logic (:mod:`bench.replay`).
+to RECORDS), registered again under the same engine with no logic (:mod:`aiperf_kueue.bench.replay`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import fleet
+from aiperf_kueue.bench import fleet
 
 FLOOR_PROGRAM = Path(__file__).resolve().parent / "floor_program.py"
 REPLAY_PROGRAM = Path(__file__).resolve().parent / "replay_program.py"
@@ -52,7 +54,7 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
     ``records``: where to keep the plan's ``resources.json`` (for a replay).
     """
     from aiperf_kueue.loader import StackFile
-    from offline import cli, engine
+    from aiperf_kueue.offline import cli, engine
 
     size = fleet.fleet_for(target)
     values = fleet.fleet_values(size)
@@ -60,7 +62,10 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="aiperf-kueue-bench-") as tmp:
         out = Path(tmp) / "out"
         # The stack "file" is the generated fleet, already in memory.
-        cli.read_stack = lambda _path: StackFile(values, set(), {})  # type: ignore[attr-defined]
+        def generated(path: Path) -> StackFile:
+            return StackFile(values, set(), {})
+
+        cli.read_stack = generated  # type: ignore[attr-defined]  # the name the CLI calls
         with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
             cpu, start = _cpu(), time.perf_counter()
             status = cli.main(["plan", f"{name}.yaml", "--out", str(out)])
@@ -88,7 +93,7 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
 
 def measure_floor(count: int) -> dict[str, Any]:
     """Register ``count`` bare CustomResources under the offline engine."""
-    from offline import engine
+    from aiperf_kueue.offline import engine
 
     cpu, start = _cpu(), time.perf_counter()
     run = engine.run_program("floor", {"count": str(count)}, set(), program=FLOOR_PROGRAM)
@@ -107,8 +112,8 @@ def measure_floor(count: int) -> dict[str, Any]:
 
 def measure_replay(records: Path) -> dict[str, Any]:
     """Register the resources of ``records`` (a ``resources.json``) again, with no logic."""
-    from bench import replay
-    from offline import engine
+    from aiperf_kueue.bench import replay
+    from aiperf_kueue.offline import engine
 
     replay.RECORDS[:] = json.loads(records.read_text())
     cpu, start = _cpu(), time.perf_counter()
@@ -137,7 +142,9 @@ def main(argv: list[str]) -> int:
     elif kind == "replay" and records is not None:
         result = measure_replay(records)
     else:
-        raise SystemExit(f"usage: python -m bench.child {{program|floor|replay}} RESOURCES [RECORDS]; got {argv}")
+        raise SystemExit(
+            f"usage: python -m aiperf_kueue.bench.child {{program|floor|replay}} RESOURCES [RECORDS]; got {argv}"
+        )
     print(json.dumps(result))
     return 0
 

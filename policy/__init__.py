@@ -1,1 +1,0 @@
-"""The aiperf-kueue CrossGuard policy pack: ``pulumi preview --policy-pack policy``."""
