@@ -30,6 +30,7 @@ from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN, parse_config, read_s
 from aiperf_kueue.stack_plan import plan_stack
 from offline.engine import run_program
 from offline.report import SECRET_SIG, clean
+from tests.support import missing_input
 
 try:
     import crd_validation as cv
@@ -50,7 +51,7 @@ IMMUTABLE_MESSAGE = "spec.{} is immutable after creation; create a new AIPerfJob
 @pytest.fixture(scope="module")
 def crd() -> cv.CrdVersion:
     if not cv.AIPERF_JOB_CRD.is_file():
-        pytest.skip(
+        missing_input(
             f"the AIPerfJob CRD is not at {cv.AIPERF_JOB_CRD} (the ../shared reference checkout next to the "
             "repository); these tests validate against it and never copy it"
         )

