@@ -65,6 +65,9 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "kueue": outputs.get("kueue"),
         "quotas": outputs.get("quotas", {}),
         "pools": outputs.get("pools", {}),
+        "shares": outputs.get("shares", {}),
+        "borrowingLimits": outputs.get("borrowingLimits", {}),
+        "lendingLimits": outputs.get("lendingLimits", {}),
         "localQueues": outputs.get("localQueues", {}),
         "jobs": outputs.get("jobs", []),
         "preflight": outputs.get("preflight", []),
@@ -106,9 +109,14 @@ def print_plan(result: PlanResult, target: Path) -> None:
     print(f"\nResources ({len(records)}):")
     for line in report.tree(records):
         print(f"  {line}")
-    print("\nQuotas (nominalQuota per ClusterQueue and flavor):")
-    for line in report.quota_table(plan_data["quotas"], plan_data["pools"]):
+    print("\nQuotas (nominalQuota per ClusterQueue and flavor, and its share of the pool):")
+    for line in report.quota_table(plan_data["quotas"], plan_data["pools"], plan_data["shares"]):
         print(f"  {line}")
+    limits = report.limits_table(plan_data["borrowingLimits"], plan_data["lendingLimits"])
+    if limits:
+        print("\nBorrowing and lending limits (where unset: borrow without limit, lend all of the nominal quota):")
+        for line in limits:
+            print(f"  {line}")
     jobs = plan_data["jobs"]
     print(
         f"\nAIPerfJobs ({len(jobs)}), each proven to fit its ClusterQueue on an empty cluster:"
@@ -183,7 +191,7 @@ def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_r
             for index, arg in enumerate((base, head)):
                 into = Path(tmp) / str(index)
                 into.mkdir()
-                sides.append(_side(arg, into, repo_root, notes))
+                sides.append(_side(arg, into, repo_root, notes, base_side=index == 0))
         result = diff.compare(sides[0], sides[1], tuple(notes))
         stack = sides[1].data.get("stack") or head
         text = markdown.render(result, f"aiperf-kueue diff: `{stack}`")
@@ -202,13 +210,20 @@ def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_r
     return EXIT_CHANGES if exit_code and result.has_changes else EXIT_OK
 
 
-def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
+def _side(arg: str, into: Path, repo_root: Path, notes: list[str], base_side: bool = False) -> diff.Plan:
     """One side of ``diff``, planned (``into``: a scratch directory of its own); appends to ``notes``
-    what the report must say about how it was planned."""
+    what the report must say about how it was planned. A BASE ``REV:STACK`` whose stack file does
+    not exist at ``REV`` (a stack the change adds) is an empty plan."""
     if sources.is_plan_dir(arg):
         return sources.load_plan_dir(Path(arg))
     if sources.is_revision(arg):
         rev, _, stack = arg.partition(":")
+        if base_side and sources.absent_at_revision(rev, stack, repo_root):
+            notes.append(
+                f"`{sources.revision_path(stack)}` does not exist at `{rev}`: a new stack, so the base is empty "
+                "and everything is created."
+            )
+            return sources.empty_plan(rev, stack)
         at_rev = sources.revision_side(rev, stack, repo_root, into)
         if at_rev.plan is not None:
             return at_rev.plan

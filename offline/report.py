@@ -170,8 +170,14 @@ def _describe(r: dict[str, Any]) -> str:
     return f"{r['name']}  [{kind}{where}]" + (f"  ({'; '.join(flags)})" if flags else "")
 
 
-def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
-    """ClusterQueue × flavor rows, one column per resource, then the pool totals."""
+def percent_text(value: Any) -> str:
+    """``50`` → ``50%``, ``33.33`` → ``33.33%``."""
+    return f"{value}%"
+
+
+def quota_table(quotas: dict[str, Any], pools: dict[str, Any], shares: dict[str, Any] | None = None) -> list[str]:
+    """ClusterQueue × flavor rows, one column per resource (each quota with its share of the pool,
+    where the pool has any), then the pool totals."""
     resources: list[str] = []
     for row in pools.values():
         for res in row:
@@ -181,11 +187,39 @@ def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
     rows = [header]
     for cq, flavors in quotas.items():
         for flavor, amounts in flavors.items():
-            rows.append([cq, flavor, *[str(amounts.get(r, "")) for r in resources]])
+            share = ((shares or {}).get(cq) or {}).get(flavor) or {}
+            rows.append(
+                [
+                    cq,
+                    flavor,
+                    *[
+                        str(amounts.get(r, "")) + (f" ({percent_text(share[r])})" if r in share else "")
+                        for r in resources
+                    ],
+                ]
+            )
     for pool, totals in pools.items():
         rows.append(["(pool total)", pool, *[str(totals.get(r, "")) for r in resources]])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def limits_table(borrowing: dict[str, Any], lending: dict[str, Any]) -> list[str]:
+    """One row per ClusterQueue × flavor × resource with a borrowingLimit or lendingLimit set."""
+    cells: list[tuple[str, str, str]] = []
+    for limits in (borrowing, lending):
+        for cq, flavors in limits.items():
+            for flavor, amounts in flavors.items():
+                for res in amounts:
+                    if (cq, flavor, res) not in cells:
+                        cells.append((cq, flavor, res))
+    if not cells:
+        return []
+    rows = [["ClusterQueue", "flavor", "resource", "borrowingLimit", "lendingLimit"]]
+    for cq, flavor, res in cells:
+        got = [str(limits.get(cq, {}).get(flavor, {}).get(res, "-")) for limits in (borrowing, lending)]
+        rows.append([cq, flavor, res, *got])
+    return _columns(rows)
 
 
 def charts_yaml(charts: dict[str, Any]) -> str:

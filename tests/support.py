@@ -17,11 +17,17 @@ from aiperf_kueue.planner import QueuePlan, plan_queues
 from offline.engine import ProgramRun, run_program
 
 ROOT = Path(__file__).resolve().parents[1]
-STACKS = ROOT / "stacks"
+#: The stacks the suite checks: ``stacks/`` (``AIPERF_KUEUE_STACKS`` points elsewhere; the test that
+#: adds a stack of its own runs the suite's stack checks on a copy).
+STACKS = Path(os.environ.get("AIPERF_KUEUE_STACKS") or ROOT / "stacks")
 #: The reference material beside the repository (``../shared``; ``AIPERF_KUEUE_SHARED`` points elsewhere,
 #: e.g. from a git worktree). Only the AIPerf files no package publishes are read from it.
 SHARED = Path(os.environ.get("AIPERF_KUEUE_SHARED") or ROOT.parent / "shared") / "reference"
-COMMITTED_STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml"))
+#: Every stack file in :data:`STACKS`: the shipped examples and any a team adds for its own cluster.
+STACK_FILES = sorted(STACKS.glob("Pulumi.*.yaml"))
+COMMITTED_STACKS = [p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACK_FILES]
+#: The examples this repository ships; the README and some tests describe them exactly.
+SHIPPED_EXAMPLES = ("dev", "prod")
 
 T = TypeVar("T")
 
@@ -75,6 +81,16 @@ def committed_run(stack: str) -> ProgramRun:
     """The whole program run once per committed stack, under the recording mock engine."""
     values, secrets = stack_values(stack)
     return run_program(stack, values, secrets)
+
+
+def expects_no_warnings(stack: str) -> bool:
+    """Whether the suite holds ``stack`` to "plans without warnings": the shipped examples, and every
+    stack that opts in with ``aiperf-kueue:warnings: error`` (which makes a warning fail its plan too)."""
+    return stack in SHIPPED_EXAMPLES or _read(stack)[0].get("warnings") == "error"
+
+
+#: The stacks held to "no warnings" (:func:`expects_no_warnings`).
+WARNING_FREE_STACKS = [s for s in COMMITTED_STACKS if expects_no_warnings(s)]
 
 
 def by_name(run: ProgramRun) -> dict[str, dict[str, Any]]:

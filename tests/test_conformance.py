@@ -31,7 +31,7 @@ from aiperf_kueue.planner import plan_queues
 from offline.engine import run_program
 from offline.report import clean
 from tests import upstream
-from tests.support import require_upstream
+from tests.support import STACK_FILES, require_upstream
 
 try:
     import crd_validation as cv
@@ -39,7 +39,6 @@ except ImportError:  # tests/ imported as a package
     from tests import crd_validation as cv
 
 REPO = Path(__file__).resolve().parents[1]
-STACKS = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
 GROUP_PREFIX = "kueue.x-k8s.io/"
 
 #: How each stack is re-targeted (None: as committed).
@@ -49,7 +48,9 @@ TARGETS: dict[str, dict[str, str] | None] = {
     "0.19.2-v1beta1": {"version": "0.19.2", "apiVersion": "v1beta1"},
     "0.10.1-auto": {"version": "0.10.1", "apiVersion": "auto"},
 }
-CASES = [pytest.param(stack, target, id=f"{stack_name_of(stack)}-{target}") for stack in STACKS for target in TARGETS]
+CASES = [
+    pytest.param(stack, target, id=f"{stack_name_of(stack)}-{target}") for stack in STACK_FILES for target in TARGETS
+]
 
 V2 = "kueue.x-k8s.io/v1beta2"
 V1 = "kueue.x-k8s.io/v1beta1"
