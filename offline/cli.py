@@ -18,7 +18,7 @@ from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
 from aiperf_kueue.stack_plan import plan_values
-from offline import diff, markdown, report, sources, submissions
+from offline import diff, export, markdown, report, sources, submissions
 from offline.engine import ROOT, close_worker_loops, run_program
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
@@ -234,6 +234,31 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str], base_side: bo
     return _as_plan(compute_plan(side.path, side.source), side.label)
 
 
+def export_command(stack: str, out: Path) -> int:
+    """Validate and plan ``stack``, then write its objects to ``out`` as numbered files in apply order."""
+    path = stack_file_for(stack, _stacks_dir())
+    try:
+        if out.exists() and not out.is_dir():
+            raise ConfigError(str(out), [Problem("", "--out is a file: export writes a directory of files")])
+        result = compute_plan(path)
+        try:
+            written = export.write_export(export.export_files(result.records), out)
+        except OSError as exc:
+            raise ConfigError(str(out), [Problem("", f"cannot write the export: {exc.strerror or exc}")]) from None
+    except ConfigError as exc:
+        return _invalid(exc)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    objects = [p for p in written if p.name != export.KUSTOMIZATION]
+    print(f"Wrote {len(objects)} objects and {export.KUSTOMIZATION} to {out}/, in apply order.")
+    print("Apply once Kueue, JobSet and the AIPerf operator are installed:")
+    if (out / export.PATCH_DIR).is_dir():
+        # Before the jobs: it sets the pod sizes their admission was proven with.
+        print(f"  kubectl apply --server-side --force-conflicts -f {out / export.PATCH_DIR}   # the operator's env")
+    print(f"  kubectl apply --server-side -f {out}   # or -k {out}")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     parser = argparse.ArgumentParser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
@@ -257,12 +282,19 @@ def main(argv: list[str] | None = None) -> int:
     diff_parser.add_argument("head", metavar="HEAD", help=side_help)
     diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
     diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
+    export_parser = sub.add_parser(
+        "export", help="write a stack's objects as plain manifests, one file each in apply order (for GitOps)"
+    )
+    export_parser.add_argument("stack", help="a stack name under stacks/ or a path to a stack file")
+    export_parser.add_argument("--out", type=Path, required=True, help="directory to write (earlier exports replaced)")
     args = parser.parse_args(argv)
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
     try:
         if args.command == "diff":
             return diff_command(args.base, args.head, args.out, args.exit_code)
+        if args.command == "export":
+            return export_command(args.stack, args.out)
         return plan(args.stack, args.out, args.format)
     except Exception as exc:
         print(f"aiperf-kueue: error: {type(exc).__name__}: {exc}", file=sys.stderr)
