@@ -373,7 +373,15 @@ def assign(
             chosen = (fallback, True)
         if chosen is None:
             nofit = _NoFit(
-                cq_name, ps, need, placed, reasons, totals, [p for p in pools if p not in skipped], usage, workers_per_pod
+                cq_name,
+                ps,
+                need,
+                placed,
+                reasons,
+                totals,
+                [p for p in pools if p not in skipped],
+                usage,
+                workers_per_pod,
             )
             return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, in_cohort, len(pools) > 1))
         pool, borrows = chosen
