@@ -140,6 +140,9 @@ pulumi.export("charts", charts)
 pulumi.export("localQueues", {name: ns.local_queue_names for name, ns in namespaces.items()})
 pulumi.export("quotas", plan.quota_table())
 pulumi.export("pools", plan.pool_table())
+pulumi.export("shares", plan.share_table())  # percent of each pool, for reviewers
+for limits_key, limits in plan.limit_tables().items():
+    pulumi.export(limits_key, limits)
 pulumi.export("jobs", stack.jobs_table())
 pulumi.export("preflight", stack.preflight_table())
 # `aiperf kube profile` arguments that submit into each namespace as the declared jobs do.

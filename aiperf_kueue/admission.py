@@ -272,6 +272,7 @@ def assign(
     when_can_borrow: WhenCanBorrow = "MayStopSearch",
     capacities: Capacities | None = None,
     flavors: Flavors | None = None,
+    workers_per_pod: int | None = None,
 ) -> Assignment:
     """Assign flavors to ``podsets`` of one Workload in ClusterQueue ``cq_name`` (see module doc).
 
@@ -279,6 +280,8 @@ def assign(
     ``when_can_borrow``: the ClusterQueue's ``flavorFungibility.whenCanBorrow``.
     ``capacities``: a cache of :func:`max_capacity` for ``plan`` and ``in_cohort``, shared between jobs.
     ``flavors``: the pools' nodeLabels, nodeTaints and tolerations (default: every flavor accepts every pod).
+    ``workers_per_pod``: AIPerf workers per worker pod, so that a job that never fits is told how many
+    workers would (default: the fix counts worker pods).
     """
     if capacities is None or capacities.plan is not plan or capacities.in_cohort != in_cohort:
         capacities = Capacities(plan, in_cohort=in_cohort)
@@ -336,7 +339,17 @@ def assign(
         if chosen is None and fallback is not None:
             chosen = (fallback, True)
         if chosen is None:
-            nofit = _NoFit(cq_name, ps, need, placed, reasons, totals, [p for p in pools if p not in skipped])
+            nofit = _NoFit(
+                cq_name,
+                ps,
+                need,
+                placed,
+                reasons,
+                totals,
+                [p for p in pools if p not in skipped],
+                usage,
+                workers_per_pod,
+            )
             return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, in_cohort, len(pools) > 1))
         pool, borrows = chosen
         for r, a in need.items():
@@ -416,6 +429,42 @@ class _NoFit:
     totals: Mapping[str, Fraction]
     eligible: Sequence[str]
     """The flavors the pods may use at all (not skipped for taints or node affinity)."""
+    usage: Mapping[str, Mapping[str, Fraction]]
+    """What the earlier podSets take per flavor."""
+    workers_per_pod: int | None = None
+
+    def _room(self, cap: Mapping[str, Mapping[str, Fraction]], pool: str) -> int:
+        """How many of this podSet's pods fit in ``pool`` after the earlier podSets."""
+        per_pod = {r: a / self.podset.count for r, a in self.need.items() if a}
+        left = {r: cap[pool][r] - self.usage.get(pool, {}).get(r, Fraction(0)) for r in per_pod}
+        return max(0, min((math.floor(left[r] / per_pod[r]) for r in per_pod), default=0))
+
+    def fix(self, cap: Mapping[str, Mapping[str, Fraction]], in_cohort: bool) -> str:
+        """The fix, first: how many fewer workers would fit, or how much more quota this needs."""
+        missing: dict[str, dict[str, Fraction]] = {}
+        for pool in self.eligible:
+            before = self.usage.get(pool, {})
+            missing[pool] = {
+                r: before.get(r, Fraction(0)) + self.need[r] - cap[pool][r]
+                for r in resource_order(self.need)
+                if before.get(r, Fraction(0)) + self.need[r] > cap[pool][r]
+            }
+        # The first flavor Kueue tries (list CPU-only pools first, and it is one of them).
+        pool = self.eligible[0]
+        more = ", ".join(f"{r} +{_q(r, a)}" for r, a in missing[pool].items())
+        where = "nominalQuota, or more to borrow in its cohort" if in_cohort else "nominalQuota"
+        quota = f"give ClusterQueue {self.cq_name} {more} in flavor {pool} ({where})"
+        room = max(self._room(cap, p) for p in self.eligible)
+        if self.podset.name != "workers" or room == 0 or self.podset.count <= 1:
+            return f"fix: {quota}"
+        if self.workers_per_pod:
+            fewer = (
+                f"run at most {room * self.workers_per_pod} workers ({room} of its {self.podset.count} worker pods, "
+                f"{self.workers_per_pod} workers each): lower the concurrency"
+            )
+        else:
+            fewer = f"run at most {room} of its {self.podset.count} worker pods: lower the concurrency"
+        return f"fix: {fewer}, or {quota}"
 
     def message(
         self,
@@ -450,7 +499,7 @@ class _NoFit:
         if earlier:
             got = ", ".join(f"podSet {ps.name} gets flavor {ps.flavor}" for ps in earlier)
             summary += f"; {got}, then podSet {self.podset.name} ({format_requests(self.need)}) fits no flavor"
-        return f"{summary}; {pending}"
+        return f"{self.fix(cap, in_cohort)}; {summary}; {pending}"
 
 
 # --------------------------------------------------------------------------- whole stacks
@@ -576,6 +625,7 @@ def check_jobs(
             when_can_borrow=when,
             capacities=capacities,
             flavors=flavors,
+            workers_per_pod=shape.workers_per_pod,
         )
         admission = JobAdmission(entry, cq.name, local_queue, shape, assignment)
         admissions.append(admission)

@@ -100,6 +100,37 @@ class QueuePlan:
     def max_capacity(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
         """Most of ``pool``/``resource`` ``cq`` can ever hold: its nominal quota + :meth:`borrowable`."""
         return self.nominal_quota(cq, pool, resource) + self.borrowable(cq, pool, resource, in_cohort=in_cohort)
+    def share_table(self) -> dict[str, dict[str, dict[str, int | float]]]:
+        """``{clusterQueue: {flavor: {resource: percent of the pool's total}}}``, rounded to 0.01 %;
+        resources the pool has none of are left out (no share of nothing)."""
+        totals = {p.name: p.totals for p in self.pools}
+        return {
+            cq: {
+                pool: {
+                    r: percent(amounts[r], totals[pool][r])
+                    for r in self.covered_resources
+                    if r in amounts and totals[pool].get(r)
+                }
+                for pool, amounts in pools.items()
+            }
+            for cq, pools in self.nominal.items()
+        }
+
+    def limit_tables(self) -> dict[str, dict[str, dict[str, dict[str, str | int]]]]:
+        """``{"borrowingLimits": ..., "lendingLimits": ...}``, each ``{clusterQueue: {flavor: {resource:
+        quantity}}}`` for the limits that are set (unset: borrow without limit, lend everything)."""
+        return {
+            "borrowingLimits": _canonical(self.borrowing, self.covered_resources),
+            "lendingLimits": _canonical(self.lending, self.covered_resources),
+        }
+
+
+def percent(part: Fraction, whole: Fraction) -> int | float:
+    """``part`` as a percentage of ``whole``, rounded half-even to 0.01; an int when whole."""
+    value = (Decimal(part.numerator * whole.denominator * 100) / Decimal(part.denominator * whole.numerator)).quantize(
+        Decimal("0.01")
+    )
+    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def _canonical(quotas: Quotas, covered: Iterable[str]) -> dict[str, dict[str, dict[str, str | int]]]:
@@ -258,6 +289,7 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
                         f"{quantity.canonical(res, amount)} > {quantity.canonical(res, own)}",
                     )
         _queue_policies(checks, here, cq, target, queues.cohort is not None)
+    _gpu_queues_only(checks, config, pools, nominal, borrowing)
 
     _namespaces(checks, config, target)
     # The installs module checks what it installs: the operator's settings and merged chart values.
@@ -460,6 +492,47 @@ def _nominal_quotas(checks: _Checks, config: StackConfig, pools: tuple[PoolTotal
                     )
                     break
     return nominal
+
+
+def _gpu_queues_only(
+    checks: _Checks, config: StackConfig, pools: tuple[PoolTotal, ...], nominal: Quotas, borrowing: Quotas
+) -> None:
+    """``cpuAndMemoryFor: gpuQueues``: a ClusterQueue without GPUs in the pool gets none of its cpu or
+    memory, nor may it borrow them; an explicit quota or limit saying otherwise is an error."""
+    in_cohort = config.queues.cohort is not None
+    for p, (pool, total) in enumerate(zip(config.inventory.pools, pools, strict=True)):
+        if pool.cpu_and_memory_for != "gpuQueues":
+            continue
+        if total.gpu_resource is None:
+            checks.error(
+                key_path("inventory", "pools", p, "cpuAndMemoryFor"),
+                f"pool {pool.name!r} has no GPUs: gpuQueues keeps a GPU pool's CPU and memory for the "
+                "ClusterQueues with GPUs there; remove it (or set gpus)",
+            )
+            continue
+        for i, cq in enumerate(config.queues.cluster_queues):
+            own = nominal.get(cq.name, {}).get(pool.name)
+            if own is None or own.get(total.gpu_resource):
+                continue
+            for res in ("cpu", "memory"):
+                explicit = ((cq.nominal_quota or {}).get(pool.name) or {}).get(res)
+                if explicit is not None and own[res]:
+                    checks.error(
+                        key_path("queues", "clusterQueues", i, "nominalQuota", pool.name, res),
+                        f"pool {pool.name!r} has cpuAndMemoryFor: gpuQueues and ClusterQueue {cq.name!r} has no "
+                        f"{total.gpu_resource} there, so it gets no {res} there; remove this quota or give it GPUs",
+                    )
+                own[res] = Fraction(0)
+                if not in_cohort:
+                    continue
+                limits = borrowing.setdefault(cq.name, {}).setdefault(pool.name, {})
+                if limits.get(res):
+                    checks.error(
+                        key_path("queues", "clusterQueues", i, "borrowingLimit", pool.name, res),
+                        f"pool {pool.name!r} has cpuAndMemoryFor: gpuQueues and ClusterQueue {cq.name!r} has no "
+                        f"{total.gpu_resource} there, so it may not borrow its {res}; remove this limit",
+                    )
+                limits[res] = Fraction(0)
 
 
 def _pct(value: Fraction) -> str:

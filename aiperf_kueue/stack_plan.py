@@ -35,6 +35,7 @@ from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
 from aiperf_kueue.sizing import Sizing, canonical, sizing_from_config
+from aiperf_kueue.stack_warnings import stack_warnings
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class StackPlan:
     preflight: tuple[preflight.Check, ...] = ()
     """AIPerf's "Kueue Queue" preflight for every submission into this stack's cluster."""
     checks: tuple[str, ...] = ()
-    """Priority warnings, then preflight WARNs with their fixes."""
+    """Placement, cohort and image warnings, priority warnings, then preflight WARNs with their fixes."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -141,8 +142,18 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
     if problems:
         raise ConfigError(source, problems)
     rbac = preflight.rbac_warning(config)
-    warnings = (*priority_warnings(config), *preflight.warnings(checks), *([rbac] if rbac else []))
-    return StackPlan(config, queues, sizing, report, checks, warnings)
+    warnings = (
+        *stack_warnings(config, queues, report),
+        *priority_warnings(config),
+        *preflight.warnings(checks),
+        *([rbac] if rbac else []),
+    )
+    plan = StackPlan(config, queues, sizing, report, checks, warnings)
+    if config.warnings == "error" and plan.warnings:
+        raise ConfigError(
+            source, [Problem("warnings", f"is error, and the plan warns: {warning}") for warning in plan.warnings]
+        )
+    return plan
 
 
 def _merge(admission: list[Problem], failed: list[Problem]) -> list[Problem]:

@@ -22,8 +22,9 @@ For each object and each CRD version that serves its ``apiVersion`` and ``kind``
    skipped; so is a rule calling a function cel-python lacks. Every skip is recorded
    with its reason in :attr:`Result.skipped`, never dropped silently.
 
-The CRD files are read from ``../shared/reference/kueue`` and ``../shared/reference/aiperf``
-next to the repository; they are never copied into the project.
+The Kueue CRDs come from the upstream Go modules (:mod:`tests.upstream`); the AIPerfJob CRD,
+which no package publishes, from ``../shared/reference/aiperf`` next to the repository
+(``AIPERF_KUEUE_SHARED`` may point elsewhere). None of them is copied into the project.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -42,11 +44,8 @@ import celpy.evaluation
 import jsonschema
 import yaml
 
-#: ``../shared`` next to the repository root.
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-KUEUE_REFERENCE = SHARED / "reference" / "kueue"
-#: Reference release → directory of its verbatim CRDs.
-RELEASE_DIRS = {"0.19.2": KUEUE_REFERENCE, "0.10.1": KUEUE_REFERENCE / "v0.10.1"}
+#: ``../shared`` next to the repository root (or ``AIPERF_KUEUE_SHARED``).
+SHARED = Path(os.environ.get("AIPERF_KUEUE_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
 CRD_PLURALS = ("clusterqueues", "cohorts", "localqueues", "resourceflavors", "workloadpriorityclasses")
 #: The AIPerfJob CRD (chart ``crd-aiperfjob.yaml@08ec5fdf`` as plain YAML; aiperf NOTES §1).
 AIPERF_REFERENCE = SHARED / "reference" / "aiperf"
@@ -191,10 +190,10 @@ class Catalog:
         self.crds = {(c.release, c.api_version, c.kind): c for c in crds}
 
     @classmethod
-    def load(cls, releases: dict[str, Path] | None = None) -> Catalog:
-        """Read the CRD files of ``releases`` (default: :data:`RELEASE_DIRS`)."""
+    def load(cls, releases: dict[str, Path]) -> Catalog:
+        """Read the CRD files of ``releases`` (release → directory of its CRDs)."""
         crds: list[CrdVersion] = []
-        for release, directory in (releases or RELEASE_DIRS).items():
+        for release, directory in releases.items():
             for plural in CRD_PLURALS:
                 crds += load_crd(directory / f"kueue.x-k8s.io_{plural}.yaml", release)
         return cls(crds)

@@ -139,7 +139,8 @@ def test_fits_nowhere_without_cohort() -> None:
     assert not result.fits
     # The controller (450m) takes the flavor first; the worker pod (3350m) then finds 2 - 450m left.
     assert result.error == (
-        "needs cpu 3800m, memory 7936Mi; ClusterQueue team-a can reach at most cpu 2, memory 64Gi "
+        "fix: give ClusterQueue team-a cpu +1800m in flavor cpu (nominalQuota); needs cpu 3800m, memory 7936Mi; "
+        "ClusterQueue team-a can reach at most cpu 2, memory 64Gi "
         "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 3350m, memory 6Gi) "
         "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
         "insufficient quota for cpu in flavor cpu, previously considered podsets requests (450m) + current "
@@ -156,7 +157,9 @@ def test_fits_nowhere_even_by_borrowing() -> None:
     # 200 workers = 20 pods: 450m + 20 × 150m = 3450m; 1792Mi + 20 × 4096Mi = 83712Mi.
     result = assign(plan, "team-a", pod_sets(20_000), in_cohort=True)
     assert result.error == (
-        "needs cpu 3450m, memory 83712Mi; ClusterQueue team-a can reach at most "
+        "fix: run at most 15 of its 20 worker pods: lower the concurrency, or give ClusterQueue team-a memory "
+        "+18176Mi in flavor cpu (nominalQuota, or more to borrow in its cohort); needs cpu 3450m, memory 83712Mi; "
+        "ClusterQueue team-a can reach at most "
         "cpu 8 (nominal 2 + borrowable 6), memory 64Gi (nominal 32Gi + borrowable 32Gi); podSet controller gets "
         "flavor cpu, then podSet workers (cpu 3, memory 80Gi) fits no flavor; Kueue would keep it pending with "
         "\"couldn't assign flavors to pod set workers: insufficient quota for memory in flavor cpu, previously "
@@ -206,7 +209,8 @@ def test_fits_nowhere_lists_every_flavor() -> None:
     # The controller (450m, 1792Mi) fits only large; the worker pod (3350m, 6Gi) then fits neither. Kueue
     # names every resource short in every flavor, sorted.
     assert result.error == (
-        "needs cpu 3800m, memory 7936Mi; ClusterQueue team-a can reach at most "
+        "fix: give ClusterQueue team-a cpu +2350m, memory +5Gi in flavor small (nominalQuota); needs cpu 3800m, "
+        "memory 7936Mi; ClusterQueue team-a can reach at most "
         "cpu 1, memory 1Gi in flavor small; cpu 2, memory 4Gi in flavor large (nominal, no cohort); podSet "
         "controller gets flavor large, then podSet workers (cpu 3350m, memory 6Gi) fits no flavor; Kueue would "
         "keep it pending with \"couldn't assign flavors to pod set workers: "
@@ -225,7 +229,8 @@ def test_controller_that_fits_nowhere_is_the_podset_named() -> None:
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("400m", "8Gi"), "large": amounts("300m", "32Gi")}})
     result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
     assert result.error == (
-        "needs cpu 600m, memory 5888Mi; ClusterQueue team-a can reach at most cpu 400m, memory 8Gi in flavor "
+        "fix: give ClusterQueue team-a cpu +50m in flavor small (nominalQuota); needs cpu 600m, memory 5888Mi; "
+        "ClusterQueue team-a can reach at most cpu 400m, memory 8Gi in flavor "
         "small; cpu 300m, memory 32Gi in flavor large (nominal, no cohort); Kueue would keep it pending with "
         "\"couldn't assign flavors to pod set controller: "
         "insufficient quota for cpu in flavor large, previously considered podsets requests (0) + current "
@@ -347,7 +352,9 @@ def test_check_jobs_reports_a_sweep_point_that_never_fits() -> None:
         ("latency-sweep-c128", "aiperf-queue", 13, False),
     ]
     message = (
-        "needs cpu 2400m, memory 55040Mi; ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
+        "fix: run at most 70 workers (7 of its 13 worker pods, 10 workers each): lower the concurrency, or give "
+        "ClusterQueue team-a memory +22272Mi in flavor cpu (nominalQuota); needs cpu 2400m, memory 55040Mi; "
+        "ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
         "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 1950m, memory 52Gi) "
         "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
         "insufficient quota for memory in flavor cpu, previously considered podsets requests (1792Mi) + current "

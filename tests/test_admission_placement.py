@@ -322,7 +322,8 @@ def test_skipped_flavors_and_a_flavor_too_small() -> None:
     )
     result = assign(plan, "team-a", pods, in_cohort=False, flavors=Flavors([CPU, H100]))
     assert result.error == (
-        "needs cpu 3800m, memory 7936Mi; ClusterQueue team-a can reach at most cpu 8, memory 6Gi in flavor cpu "
+        "fix: give ClusterQueue team-a memory +1792Mi in flavor cpu (nominalQuota); needs cpu 3800m, memory "
+        "7936Mi; ClusterQueue team-a can reach at most cpu 8, memory 6Gi in flavor cpu "
         "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 3350m, memory 6Gi) "
         "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
         "insufficient quota for memory in flavor cpu, previously considered podsets requests (1792Mi) + current "
@@ -371,7 +372,8 @@ def test_covered_pods_are_charged_one_per_pod() -> None:
 def test_two_pod_job_with_one_pod_of_quota_never_fits() -> None:
     result = assign(pods_plan("1"), "team-a", pod_sets(50), in_cohort=False)
     assert result.error == (
-        "needs cpu 600m, memory 5888Mi, pods 2; ClusterQueue team-a can reach at most cpu 8, memory 32Gi, pods 1 "
+        "fix: give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); needs cpu 600m, memory 5888Mi, pods "
+        "2; ClusterQueue team-a can reach at most cpu 8, memory 32Gi, pods 1 "
         "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 150m, memory 4Gi, "
         "pods 1) fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
         "insufficient quota for pods in flavor cpu, previously considered podsets requests (1) + current podset "

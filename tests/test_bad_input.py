@@ -66,7 +66,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     ),
     "unknown-pool-field": (
         "aiperf-kueue:inventory.pools[1].gpu: unknown key 'gpu'; allowed: name, nodes, cpu, memory, gpus, "
-        "gpuResource, extraResources, nodeLabels, tolerations, nodeTaints",
+        "gpuResource, extraResources, nodeLabels, tolerations, nodeTaints, cpuAndMemoryFor",
     ),
     "unknown-cluster-queue-field": (
         "aiperf-kueue:queues.clusterQueues[0].borrowLimit: unknown key 'borrowLimit'; allowed: name, share, "

@@ -53,7 +53,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "starting and ending with a letter or digit), got 'Llama_Latency'",
     ),
     "job-too-big": (
-        "aiperf-kueue:jobs[0]: llama-latency: needs cpu 15450m, memory 411392Mi; "
+        "aiperf-kueue:jobs[0]: llama-latency: fix: run at most 570 workers (57 of its 100 worker pods, 10 workers "
+        "each): lower the concurrency, or give ClusterQueue team-a cpu +1050m, memory +352410Mi in flavor cpu "
+        "(nominalQuota); needs cpu 15450m, memory 411392Mi; "
         "ClusterQueue team-a can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, "
         "memory 235930Mi in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet "
         "workers (cpu 15, memory 400Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign "
@@ -97,7 +99,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "aiperf-kueue:jobs[0].spec.benchmark.phases[1].concurrency: llama-latency: must be >= 1, got 0",
     ),
     "pods-quota-too-small": (
-        "aiperf-kueue:jobs[0]: llama-latency: needs cpu 750m, memory 9984Mi, pods 3; ClusterQueue team-a can "
+        "aiperf-kueue:jobs[0]: llama-latency: fix: run at most 10 workers (1 of its 2 worker pods, 10 workers "
+        "each): lower the concurrency, or give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); needs cpu "
+        "750m, memory 9984Mi, pods 3; ClusterQueue team-a can "
         "reach at most cpu 14400m, memory 58982Mi, pods 2 in flavor cpu; cpu 28800m, memory 235930Mi, pods 0 "
         "in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 300m, "
         "memory 8Gi, pods 2) fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod "
@@ -160,7 +164,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "declared by jobs[0]",
     ),
     "sweep-point-too-big": (
-        "aiperf-kueue:sweeps[0]: llama-sweep-c100000: needs cpu 15450m, memory 411392Mi; "
+        "aiperf-kueue:sweeps[0]: llama-sweep-c100000: fix: run at most 570 workers (57 of its 100 worker pods, 10 "
+        "workers each): lower the concurrency, or give ClusterQueue team-b cpu +1050m, memory +352410Mi in flavor "
+        "cpu (nominalQuota); needs cpu 15450m, memory 411392Mi; "
         "ClusterQueue team-b can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, "
         "memory 235929Mi in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet "
         "workers (cpu 15, memory 400Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign "

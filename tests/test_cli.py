@@ -19,6 +19,9 @@ DEV_PLAN = {
     "kueue": {"version": "0.19.2", "apiVersion": "v1beta2", "source": "helm"},
     "quotas": {"benchmarks": {"default": {"cpu": "7200m", "memory": "14745Mi"}}},
     "pools": {"default": {"cpu": "7200m", "memory": "14745Mi"}},
+    "shares": {"benchmarks": {"default": {"cpu": 100, "memory": 100}}},
+    "borrowingLimits": {},
+    "lendingLimits": {},
     "localQueues": {"aiperf-benchmarks": ["aiperf-queue"]},
     "jobs": [
         {
@@ -94,7 +97,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         "  (replace on spec.clusterQueue; delete before replace)\n" in out
     )
     assert "  ├─ kueue-chart  [helm oci://registry.k8s.io/kueue/charts/kueue 0.19.2]  (protect)\n" in out
-    assert "  benchmarks    default  7200m  14745Mi" in out
+    assert "  benchmarks    default  7200m (100%)  14745Mi (100%)" in out
     assert "Warnings: none" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "charts.yaml",

@@ -1,7 +1,7 @@
 """Every Kueue object the program generates is accepted by the upstream Kueue CRDs.
 
-Checked with the schemas and CEL rules of the verbatim CRDs in ``../shared/reference/kueue``
-(v0.19.2, and v0.10.1 in ``v0.10.1/``), via :mod:`crd_validation`:
+Checked with the schemas and CEL rules of the upstream CRDs of the ``sigs.k8s.io/kueue`` Go
+module at v0.19.2 and v0.10.1 (:mod:`tests.upstream`), via :mod:`crd_validation`:
 
 * v1beta2 output against the v0.19.2 v1beta2 schemas;
 * v1beta1 output against the v0.19.2 v1beta1 schemas, and, when the target is older than
@@ -31,6 +31,8 @@ from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
 from aiperf_kueue.offline.engine import run_program
 from aiperf_kueue.offline.report import clean
 from aiperf_kueue.planner import QueuePlan, plan_queues
+from tests import upstream
+from tests.support import STACK_FILES, require_upstream
 
 try:
     import crd_validation as cv
@@ -38,7 +40,6 @@ except ImportError:  # tests/ imported as a package
     from tests import crd_validation as cv
 
 REPO = Path(__file__).resolve().parents[1]
-STACKS = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
 GROUP_PREFIX = "kueue.x-k8s.io/"
 
 #: How each stack is re-targeted (None: as committed).
@@ -48,7 +49,9 @@ TARGETS: dict[str, dict[str, str] | None] = {
     "0.19.2-v1beta1": {"version": "0.19.2", "apiVersion": "v1beta1"},
     "0.10.1-auto": {"version": "0.10.1", "apiVersion": "auto"},
 }
-CASES = [pytest.param(stack, target, id=f"{stack_name_of(stack)}-{target}") for stack in STACKS for target in TARGETS]
+CASES = [
+    pytest.param(stack, target, id=f"{stack_name_of(stack)}-{target}") for stack in STACK_FILES for target in TARGETS
+]
 
 V2 = "kueue.x-k8s.io/v1beta2"
 V1 = "kueue.x-k8s.io/v1beta1"
@@ -57,12 +60,7 @@ V1A1 = "kueue.x-k8s.io/v1alpha1"
 
 @pytest.fixture(scope="module")
 def catalog() -> cv.Catalog:
-    if not cv.KUEUE_REFERENCE.is_dir():
-        pytest.skip(
-            f"upstream Kueue CRDs not found at {cv.KUEUE_REFERENCE} (the ../shared checkout next to the "
-            "repository); the conformance tests validate against them and never copy them"
-        )
-    return cv.Catalog.load()
+    return cv.Catalog.load(require_upstream(upstream.kueue_crd_dirs))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -176,7 +174,7 @@ def test_reference_releases_serve_the_expected_versions(catalog: cv.Catalog) -> 
         "ResourceFlavor": ["v1beta1"],
         "WorkloadPriorityClass": ["v1beta1"],
     }
-    charts = {r: (d / "Chart.yaml").read_text() for r, d in cv.RELEASE_DIRS.items()}
+    charts = {r: (upstream.kueue_chart_dir(r) / "Chart.yaml").read_text() for r in ("0.19.2", "0.10.1")}
     assert {r: f'appVersion: "v{r}"' in text for r, text in charts.items()} == {"0.19.2": True, "0.10.1": True}
 
 

@@ -55,12 +55,12 @@ def test_quota_change_updates_exactly_one_cluster_queue_with_the_deltas() -> Non
     assert diff.summary() == "0 to create, 1 to update, 0 to replace, 0 to delete"
     assert actions(diff.changes) == [("update", "queues-cq-team-b", ())]
     assert diff.changes[0].fields == (
-        FieldChange("spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "71820m", "59850m"),
-        FieldChange("spec.resourceGroups[0].flavors[0].resources[1].nominalQuota", "285Gi", "243200Mi"),
+        FieldChange("team-b / cpu / cpu: nominalQuota", "71820m", "59850m"),
+        FieldChange("team-b / cpu / memory: nominalQuota", "285Gi", "243200Mi"),
     )
     assert diff.quotas == (
-        QuotaRow("team-b", "cpu", "cpu", "71820m", "59850m"),
-        QuotaRow("team-b", "cpu", "memory", "285Gi", "243200Mi"),
+        QuotaRow("team-b", "cpu", "cpu", "71820m", "59850m", "nominalQuota", 30, 25),
+        QuotaRow("team-b", "cpu", "memory", "285Gi", "243200Mi", "nominalQuota", 30, 25),
     )
     assert [q.delta for q in diff.quotas] == ["-11970m", "-48640Mi"]
     assert [p for p in diff.pools if p.changed] == [
@@ -368,7 +368,7 @@ def test_diff_against_a_revision_without_program_code_plans_it_with_this_checkou
         "checkout's code planned `HEAD:prod`: what the program's code changed since `HEAD` does not show here.",
         "",
     ]
-    assert "| team-b | cpu | cpu | 71820m | 59850m | -11970m |" in lines
+    assert "| team-b / cpu / cpu | nominalQuota | 71820m | 59850m | -11970m | 30% → 25% |" in lines
 
 
 def test_revision_reader_writes_the_committed_file(repo: Path, tmp_path: Path) -> None:
@@ -383,7 +383,7 @@ def test_revision_reader_writes_the_committed_file(repo: Path, tmp_path: Path) -
 
 def test_bad_revision_and_missing_stack_are_one_line_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.diff_command("no-such-rev:prod", "prod", None, exit_code=False, repo_root=repo) == 2
-    assert cli.diff_command("HEAD:nope", "prod", None, exit_code=False, repo_root=repo) == 2
+    assert cli.diff_command("prod", "HEAD:nope", None, exit_code=False, repo_root=repo) == 2
     assert cli.diff_command("-p:prod", "prod", None, exit_code=False, repo_root=repo) == 2
     printed = capsys.readouterr()
     assert printed.out == ""

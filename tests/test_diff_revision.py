@@ -88,10 +88,10 @@ def test_the_base_is_planned_by_the_program_code_at_its_revision(
     assert lines[start : start + 6] == [
         "### Quotas",
         "",
-        "| ClusterQueue | flavor | resource | base | head | delta |",
+        "| ClusterQueue / flavor / resource | quota | base | head | delta | share of pool |",
         "|---|---|---|---|---|---|",
-        "| benchmarks | default | cpu | 6400m | 7200m | +800m |",
-        "| benchmarks | default | memory | 13107Mi | 14745Mi | +1638Mi |",
+        "| benchmarks / default / cpu | nominalQuota | 6400m | 7200m | +800m | 100% |",
+        "| benchmarks / default / memory | nominalQuota | 13107Mi | 14745Mi | +1638Mi | 100% |",
     ]
     assert "| update | `queues-cq-benchmarks` | ClusterQueue benchmarks |" in out
 

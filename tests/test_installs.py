@@ -15,7 +15,16 @@ from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.offline import engine
 from aiperf_kueue.offline.engine import SECRET_SIG, run_program
 from aiperf_kueue.offline.report import clean, resource_records
-from tests.support import COMMITTED_STACKS, by_name, committed_run, plan_values, require_shared, stack_values
+from tests import upstream
+from tests.support import (
+    COMMITTED_STACKS,
+    by_name,
+    committed_run,
+    plan_values,
+    require_shared,
+    require_upstream,
+    stack_values,
+)
 
 KUEUE_GATE = "kueue-ready"
 
@@ -263,12 +272,11 @@ def test_unknown_keys_are_found_at_any_depth() -> None:
     assert _unknown_keys(given, known) == ["managerConfig.controllerManagerConfigYml"]
 
 
-@pytest.mark.parametrize(
-    ("version", "values_file"), [("0.19.2", ("values.yaml",)), ("0.10.1", ("v0.10.1", "values.yaml"))]
-)
+@pytest.mark.parametrize("version", ["0.19.2", "0.10.1"])
 @pytest.mark.parametrize("stack", COMMITTED_STACKS)
-def test_kueue_values_use_only_keys_the_chart_knows(stack: str, version: str, values_file: tuple[str, ...]) -> None:
-    chart_values = yaml.safe_load(require_shared("kueue", *values_file).read_text())
+def test_kueue_values_use_only_keys_the_chart_knows(stack: str, version: str) -> None:
+    chart = require_upstream(upstream.kueue_chart_dir, version)
+    chart_values = yaml.safe_load((chart / "values.yaml").read_text())
     values, _ = stack_values(stack)
     values["kueue"] = {**values.get("kueue", {}), "version": version, "fairSharing": {}, "waitForPodsReady": {}}
     values["kueue"]["values"] = {"controllerManager": {"replicas": 2}}  # a nested extra value is checked too

@@ -13,6 +13,8 @@ from tests.support import OPERATOR_CHART_NOTE, ROOT
 from tests.test_diff import _without, fixture, prod
 
 FIXTURES = ["quota", "move-namespace", "concurrency", "cancel", "add-namespace"]
+#: prod's research ClusterQueue as the flowchart labels it: its GPU quota per flavor.
+RESEARCH = "ClusterQueue research<br/>gpu-h100: 8 nvidia.com/gpu"
 
 
 def _cells(line: str) -> list[str]:
@@ -96,7 +98,9 @@ def report(name: str) -> str:
 def test_every_fixture_report_has_valid_tables_and_flowchart(name: str) -> None:
     text = report(name)
     # Quota and pool tables only where a quota changes; the resource table always.
-    assert [t[0][0] for t in tables(text)] == (["ClusterQueue", "pool", "action"] if name == "quota" else ["action"])
+    assert [t[0][0] for t in tables(text)] == (
+        ["ClusterQueue / flavor / resource", "pool", "action"] if name == "quota" else ["action"]
+    )
     nodes, edges, _ = mermaid_graph(text)
     assert len(edges) >= len(nodes) - 1
 
@@ -104,9 +108,9 @@ def test_every_fixture_report_has_valid_tables_and_flowchart(name: str) -> None:
 def test_quota_report_literally() -> None:
     quota, pools, resources = tables(report("quota"))
     assert quota == [
-        ["ClusterQueue", "flavor", "resource", "base", "head", "delta"],
-        ["team-b", "cpu", "cpu", "71820m", "59850m", "-11970m"],
-        ["team-b", "cpu", "memory", "285Gi", "243200Mi", "-48640Mi"],
+        ["ClusterQueue / flavor / resource", "quota", "base", "head", "delta", "share of pool"],
+        ["team-b / cpu / cpu", "nominalQuota", "71820m", "59850m", "-11970m", "30% → 25%"],
+        ["team-b / cpu / memory", "nominalQuota", "285Gi", "243200Mi", "-48640Mi", "30% → 25%"],
     ]
     assert pools[:4] == [
         ["pool", "resource", "handed out", "pool total (inventory less headroom)", "unassigned"],
@@ -120,8 +124,8 @@ def test_quota_report_literally() -> None:
             "update",
             "`queues-cq-team-b`",
             "ClusterQueue team-b",
-            "`spec.resourceGroups[0].flavors[0].resources[0].nominalQuota`: `71820m` → `59850m`<br>"
-            "`spec.resourceGroups[0].flavors[0].resources[1].nominalQuota`: `285Gi` → `243200Mi`",
+            "`team-b / cpu / cpu: nominalQuota`: `71820m` → `59850m`<br>"
+            "`team-b / cpu / memory: nominalQuota`: `285Gi` → `243200Mi`",
             "—",
         ],
     ]
@@ -138,7 +142,7 @@ def test_replace_rows_bold_the_trigger_and_the_flowchart_marks_the_queue() -> No
         "replaceOnChanges: `spec.clusterQueue`; delete before replace",
     ]
     _, edges, classes = mermaid_labels(text)
-    assert ("ClusterQueue research", "LocalQueue ml-team-b/aiperf-queue") in edges
+    assert (RESEARCH, "LocalQueue ml-team-b/aiperf-queue") in edges
     assert ("LocalQueue ml-team-b/aiperf-queue", "namespace ml-team-b") in edges
     assert classes == {"replaced": ["LocalQueue ml-team-b/aiperf-queue"]}
 
@@ -155,9 +159,9 @@ def test_flowchart_of_prod_is_cohort_to_queues_to_namespaces() -> None:
     labels, edges, classes = mermaid_labels(text)
     assert labels == [
         "cohort benchmarks",
-        "ClusterQueue research",
-        "ClusterQueue team-a",
-        "ClusterQueue team-b",
+        RESEARCH,
+        "ClusterQueue team-a<br/>gpu-h100: 16 nvidia.com/gpu<br/>gpu-a100: 8 nvidia.com/gpu",
+        "ClusterQueue team-b<br/>gpu-h100: 8 nvidia.com/gpu<br/>gpu-a100: 8 nvidia.com/gpu",
         "LocalQueue bench-research/aiperf-queue",
         "LocalQueue bench-team-a/aiperf-queue",
         "LocalQueue bench-team-a/default",
@@ -168,11 +172,7 @@ def test_flowchart_of_prod_is_cohort_to_queues_to_namespaces() -> None:
         "namespace bench-team-b",
         "namespace ml-team-b",
     ]
-    assert edges[:3] == [
-        ("cohort benchmarks", "ClusterQueue research"),
-        ("cohort benchmarks", "ClusterQueue team-a"),
-        ("cohort benchmarks", "ClusterQueue team-b"),
-    ]
+    assert edges[:3] == [("cohort benchmarks", labels[i]) for i in (1, 2, 3)]
     assert len(edges) == 3 + 2 * 5
     assert classes == {}
 
@@ -273,9 +273,9 @@ def test_plan_format_markdown_prints_the_report_and_still_writes_files(
     )
     quota, pools, resources, jobs, preflight = tables(printed.out)
     assert quota == [
-        ["ClusterQueue", "flavor", "resource", "nominalQuota"],
-        ["benchmarks", "default", "cpu", "7200m"],
-        ["benchmarks", "default", "memory", "14745Mi"],
+        ["ClusterQueue", "flavor", "resource", "nominalQuota", "share of pool", "borrowingLimit", "lendingLimit"],
+        ["benchmarks", "default", "cpu", "7200m", "100%", "—", "—"],
+        ["benchmarks", "default", "memory", "14745Mi", "100%", "—", "—"],
     ]
     assert pools[1:] == [["default", "cpu", "7200m", "7200m", "0"], ["default", "memory", "14745Mi", "14745Mi", "0"]]
     # Nothing to compare with: no "base → head" column.

@@ -37,6 +37,7 @@ from aiperf_kueue.providers.kueue_wait import (
     wait_for_kueue,
 )
 from aiperf_kueue.providers.readiness import KueueReadinessProvider
+from tests.support import missing_input
 
 NS = "kueue-system"
 DEPLOYMENT_PATH = f"/apis/apps/v1/namespaces/{NS}/deployments/kueue-controller-manager"
@@ -706,7 +707,7 @@ def _openssl(*args: str, cwd: Path) -> None:
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     if shutil.which("openssl") is None:
-        pytest.skip("openssl CLI not available to make test certificates")
+        missing_input("openssl CLI not available to make test certificates")
     d = tmp_path_factory.mktemp("pki")
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     _openssl(
@@ -940,7 +941,10 @@ def test_provider_check_rejects_what_would_spin_or_never_try(tmp_path: Path) -> 
 
 
 def test_provider_survives_pulumis_pickling() -> None:
-    dill = pytest.importorskip("dill")
+    try:
+        import dill
+    except ImportError:
+        missing_input("dill (Pulumi's pickler for dynamic providers) is not installed")
     from pulumi.dynamic.dynamic import serialize_provider
 
     restored = dill.loads(base64.b64decode(serialize_provider(KueueReadinessProvider())))

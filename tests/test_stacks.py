@@ -7,18 +7,19 @@ from collections import Counter
 import pytest
 
 from aiperf_kueue import installs, manifests, submit
-from tests.support import COMMITTED_STACKS, committed_run, plan_values
-
-
-def test_committed_stacks_include_dev_and_prod() -> None:
-    assert {"dev", "prod"} <= set(COMMITTED_STACKS)
+from tests.support import COMMITTED_STACKS, WARNING_FREE_STACKS, committed_run, plan_values
 
 
 @pytest.mark.parametrize("stack", COMMITTED_STACKS)
-def test_committed_stack_plans_without_warnings(stack: str) -> None:
+def test_committed_stack_plans(stack: str) -> None:
     run = committed_run(stack)
-    assert run.warnings == []
     assert run.outputs["quotas"]
+    assert set(run.outputs["shares"]) == set(run.outputs["quotas"])
+
+
+@pytest.mark.parametrize("stack", WARNING_FREE_STACKS)
+def test_shipped_and_opted_in_stacks_plan_without_warnings(stack: str) -> None:
+    assert committed_run(stack).warnings == []
 
 
 def test_prod_shape() -> None:
@@ -84,6 +85,7 @@ def test_promised_defaults() -> None:
                     "nodeLabels": {},
                     "tolerations": [],
                     "nodeTaints": [],
+                    "cpuAndMemoryFor": "allQueues",
                 }
             ],
         },
@@ -130,6 +132,7 @@ def test_promised_defaults() -> None:
         "priorityClasses": [],
         "jobs": [],
         "sweeps": [],
+        "warnings": "allow",
     }
     assert (plan.target.version_text, plan.target.api) == ("0.19.2", "v1beta2")
     cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, None)

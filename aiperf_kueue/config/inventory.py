@@ -102,6 +102,13 @@ class Pool(Model):
     node_taints: list[Taint] = Field(default_factory=list, max_length=8)
     """Taints of the pool's nodes that admitted pods must tolerate (at most 8; default none)."""
 
+    cpu_and_memory_for: Literal["allQueues", "gpuQueues"] = "allQueues"
+    """Which ClusterQueues get this GPU pool's CPU and memory (default ``allQueues``: each by its
+    share). ``gpuQueues``: only those with a GPU quota in this pool; the others get 0 cpu and
+    memory in this flavor (their part stays unassigned) and, in a cohort, a borrowingLimit of 0
+    there, so Kueue never places their CPU-only pods (AIPerf's controller and workers) on these
+    nodes, next to the models under test. Only for a pool with ``gpus``."""
+
     @field_validator("node_taints")
     @classmethod
     def _unique_taints(cls, taints: list[Taint]) -> list[Taint]:

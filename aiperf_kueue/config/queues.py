@@ -112,7 +112,8 @@ class ClusterQueue(Model):
     ``{pool: percent}`` (absent pools: 0). Per pool the shares may not exceed 100; a sum
     within 1e-9 of 100 counts as 100 and hands out the whole pool (YAML reads
     ``33.333333333333333`` as a float, and three of them add up to 100.000000000000008).
-    Exactly one of ``share`` and ``nominalQuota`` is required."""
+    Exactly one of ``share`` and ``nominalQuota`` is required, except for a stack's only
+    ClusterQueue: with neither, it takes the whole inventory (``share: 100``)."""
 
     nominal_quota: PoolQuantities | None = None
     """Explicit quotas ``{pool: {resource: quantity}}`` instead of ``share``
@@ -195,4 +196,20 @@ class Queues(Model):
     ``extraResources.pods`` on the pools: Kueue charges every workload its pod count."""
 
     cluster_queues: list[ClusterQueue] = Field(min_length=1)
-    """The ClusterQueues, usually one per team (required, at least one)."""
+    """The ClusterQueues, usually one per team (required, at least one). The only ClusterQueue
+    of a stack may leave out both ``share`` and ``nominalQuota``: it takes the whole inventory."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_queue_takes_everything(cls, data: Any) -> Any:
+        # Before validation: the "exactly one of share and nominalQuota" rule of each ClusterQueue
+        # then sees share 100, and the dump shows what the queue gets.
+        if not isinstance(data, dict):
+            return data
+        key = "clusterQueues" if "clusterQueues" in data else "cluster_queues"
+        queues = data.get(key)
+        if isinstance(queues, list) and len(queues) == 1 and isinstance(queues[0], dict):
+            only = queues[0]
+            if all(only.get(k) is None for k in ("share", "nominalQuota", "nominal_quota")):
+                return {**data, key: [{**only, "share": 100}]}
+        return data

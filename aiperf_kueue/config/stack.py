@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from aiperf_kueue.config.base import Model
@@ -39,6 +41,12 @@ class StackConfig(Model):
 
     sweeps: list[Sweep] = Field(default_factory=list)
     """``aiperf-kueue:sweeps``: one AIPerfJob per concurrency point (default none)."""
+
+    warnings: Literal["allow", "error"] = "allow"
+    """``aiperf-kueue:warnings``: ``allow`` (default) prints the plan's warnings and goes on;
+    ``error`` makes each one a config error, so ``plan`` exits 2 and ``pulumi up`` stops before
+    registering anything. For stacks whose pull requests must stay warning-free; the test suite
+    checks such stacks for warnings as it checks the shipped examples."""
 
 
 #: The config keys, as written in stack files (without the ``aiperf-kueue:`` prefix).

@@ -17,7 +17,7 @@ from typing import Any
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
-from aiperf_kueue.offline import diff, markdown, report, sources, submissions
+from aiperf_kueue.offline import diff, export, markdown, report, sources, submissions
 from aiperf_kueue.offline.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.stack_plan import plan_values
 
@@ -65,6 +65,9 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "kueue": outputs.get("kueue"),
         "quotas": outputs.get("quotas", {}),
         "pools": outputs.get("pools", {}),
+        "shares": outputs.get("shares", {}),
+        "borrowingLimits": outputs.get("borrowingLimits", {}),
+        "lendingLimits": outputs.get("lendingLimits", {}),
         "localQueues": outputs.get("localQueues", {}),
         "jobs": outputs.get("jobs", []),
         "preflight": outputs.get("preflight", []),
@@ -106,9 +109,14 @@ def print_plan(result: PlanResult, target: Path) -> None:
     print(f"\nResources ({len(records)}):")
     for line in report.tree(records):
         print(f"  {line}")
-    print("\nQuotas (nominalQuota per ClusterQueue and flavor):")
-    for line in report.quota_table(plan_data["quotas"], plan_data["pools"]):
+    print("\nQuotas (nominalQuota per ClusterQueue and flavor, and its share of the pool):")
+    for line in report.quota_table(plan_data["quotas"], plan_data["pools"], plan_data["shares"]):
         print(f"  {line}")
+    limits = report.limits_table(plan_data["borrowingLimits"], plan_data["lendingLimits"])
+    if limits:
+        print("\nBorrowing and lending limits (where unset: borrow without limit, lend all of the nominal quota):")
+        for line in limits:
+            print(f"  {line}")
     jobs = plan_data["jobs"]
     print(
         f"\nAIPerfJobs ({len(jobs)}), each proven to fit its ClusterQueue on an empty cluster:"
@@ -183,7 +191,7 @@ def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_r
             for index, arg in enumerate((base, head)):
                 into = Path(tmp) / str(index)
                 into.mkdir()
-                sides.append(_side(arg, into, repo_root, notes))
+                sides.append(_side(arg, into, repo_root, notes, base_side=index == 0))
         result = diff.compare(sides[0], sides[1], tuple(notes))
         stack = sides[1].data.get("stack") or head
         text = markdown.render(result, f"aiperf-kueue diff: `{stack}`")
@@ -202,13 +210,20 @@ def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_r
     return EXIT_CHANGES if exit_code and result.has_changes else EXIT_OK
 
 
-def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
+def _side(arg: str, into: Path, repo_root: Path, notes: list[str], base_side: bool = False) -> diff.Plan:
     """One side of ``diff``, planned (``into``: a scratch directory of its own); appends to ``notes``
-    what the report must say about how it was planned."""
+    what the report must say about how it was planned. A BASE ``REV:STACK`` whose stack file does
+    not exist at ``REV`` (a stack the change adds) is an empty plan."""
     if sources.is_plan_dir(arg):
         return sources.load_plan_dir(Path(arg))
     if sources.is_revision(arg):
         rev, _, stack = arg.partition(":")
+        if base_side and sources.absent_at_revision(rev, stack, repo_root):
+            notes.append(
+                f"`{sources.revision_path(stack)}` does not exist at `{rev}`: a new stack, so the base is empty "
+                "and everything is created."
+            )
+            return sources.empty_plan(rev, stack)
         at_rev = sources.revision_side(rev, stack, repo_root, into)
         if at_rev.plan is not None:
             return at_rev.plan
@@ -219,8 +234,33 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
     return _as_plan(compute_plan(side.path, side.source), side.label)
 
 
+def export_command(stack: str, out: Path) -> int:
+    """Validate and plan ``stack``, then write its objects to ``out`` as numbered files in apply order."""
+    path = stack_file_for(stack, _stacks_dir())
+    try:
+        if out.exists() and not out.is_dir():
+            raise ConfigError(str(out), [Problem("", "--out is a file: export writes a directory of files")])
+        result = compute_plan(path)
+        try:
+            written = export.write_export(export.export_files(result.records), out)
+        except OSError as exc:
+            raise ConfigError(str(out), [Problem("", f"cannot write the export: {exc.strerror or exc}")]) from None
+    except ConfigError as exc:
+        return _invalid(exc)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    objects = [p for p in written if p.name != export.KUSTOMIZATION]
+    print(f"Wrote {len(objects)} objects and {export.KUSTOMIZATION} to {out}/, in apply order.")
+    print("Apply once Kueue, JobSet and the AIPerf operator are installed:")
+    if (out / export.PATCH_DIR).is_dir():
+        # Before the jobs: it sets the pod sizes their admission was proven with.
+        print(f"  kubectl apply --server-side --force-conflicts -f {out / export.PATCH_DIR}   # the operator's env")
+    print(f"  kubectl apply --server-side -f {out}   # or -k {out}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``plan`` and ``diff``."""
+    """The command line: ``plan``, ``diff`` and ``export``."""
     parser = argparse.ArgumentParser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     plan_parser = sub.add_parser(
@@ -242,6 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
     diff_parser.add_argument("head", metavar="HEAD", help=side_help)
     diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
     diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
+    export_parser = sub.add_parser(
+        "export", help="write a stack's objects as plain manifests, one file each in apply order (for GitOps)"
+    )
+    export_parser.add_argument("stack", help="a stack name under stacks/ or a path to a stack file")
+    export_parser.add_argument("--out", type=Path, required=True, help="directory to write (earlier exports replaced)")
     return parser
 
 
@@ -254,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "diff":
             return diff_command(args.base, args.head, args.out, args.exit_code)
+        if args.command == "export":
+            return export_command(args.stack, args.out)
         return plan(args.stack, args.out, args.format)
     except Exception as exc:
         print(f"aiperf-kueue: error: {type(exc).__name__}: {exc}", file=sys.stderr)

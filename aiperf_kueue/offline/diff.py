@@ -125,15 +125,31 @@ def is_encrypted(value: Any) -> bool:
     return isinstance(value, str) and bool(SECRET_PLACEHOLDER_PATTERN.fullmatch(value))
 
 
+#: plan.json key → the ClusterQueue field each of its cells is.
+QUOTA_FIELDS = {"quotas": "nominalQuota", "borrowingLimits": "borrowingLimit", "lendingLimits": "lendingLimit"}
+
+
 @dataclass(frozen=True)
 class QuotaRow:
-    """One ClusterQueue × flavor × resource nominal quota, BASE → HEAD (``None``: absent)."""
+    """One ClusterQueue × flavor × resource quota cell, BASE → HEAD (``None``: absent, for a limit: unset)."""
 
     cluster_queue: str
     flavor: str
     resource: str
     old: str | None
     new: str | None
+    field: str = "nominalQuota"
+    """``nominalQuota``, ``borrowingLimit`` or ``lendingLimit``."""
+
+    share_old: int | float | None = None
+    """For a nominalQuota: BASE's share of the pool, in percent (``None``: not known)."""
+
+    share_new: int | float | None = None
+
+    @property
+    def cell(self) -> str:
+        """``team-a / gpu-h100 / nvidia.com/gpu``: how a reviewer names the cell."""
+        return f"{self.cluster_queue} / {self.flavor} / {self.resource}"
 
     @property
     def delta(self) -> str:
@@ -377,6 +393,28 @@ def _change(action: str, record: dict[str, Any], old: dict[str, Any] | None = No
     )
 
 
+_QUOTA_CELL = re.compile(r"spec\.resourceGroups\[(\d+)\]\.flavors\[(\d+)\]\.resources\[(\d+)\]\.(\w+)")
+
+
+def _quota_cell_named(change: FieldChange, *sides: Any) -> FieldChange:
+    """A ClusterQueue's ``spec.resourceGroups[0].flavors[1].resources[2].nominalQuota`` →
+    ``team-a / gpu-h100 / nvidia.com/gpu: nominalQuota``, names read from HEAD (else BASE)."""
+    found = _QUOTA_CELL.fullmatch(change.path)
+    if found is None:
+        return change
+    group, flavor, resource = (int(found[i]) for i in (1, 2, 3))
+    for inputs in sides:
+        try:
+            cq = inputs["metadata"]["name"]
+            entry = inputs["spec"]["resourceGroups"][group]["flavors"][flavor]
+            names = (cq, entry["name"], entry["resources"][resource]["name"])
+        except (KeyError, IndexError, TypeError):
+            continue
+        if all(isinstance(n, str) for n in names):
+            return FieldChange(f"{' / '.join(names)}: {found[4]}", change.old, change.new)
+    return change
+
+
 def resource_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[ResourceChange]:
     """Every created, updated, replaced and deleted resource, in :data:`ACTIONS` order, then by name."""
     old_by_key = {resource_key(r["urn"]): r for r in base}
@@ -390,6 +428,8 @@ def resource_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> 
             changes.append(_change("create", new))
             continue
         inputs = field_changes(old.get("inputs"), new.get("inputs"))
+        if new["type"].endswith(CLUSTER_QUEUE_SUFFIX):
+            inputs = [_quota_cell_named(f, new.get("inputs"), old.get("inputs")) for f in inputs]
         options = [FieldChange(f"options.{k}", old.get(k), new.get(k)) for k in OPTION_KEYS if old.get(k) != new.get(k)]
         if not inputs and not options:
             continue
@@ -438,22 +478,37 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def quota_rows(base: dict[str, Any], head: dict[str, Any]) -> list[QuotaRow]:
-    """Every ClusterQueue × flavor × resource quota in either plan, HEAD's order first."""
+def _cell(table: Any, cq: str, flavor: str, res: str) -> Any:
+    """``table[cq][flavor][res]``, or ``None`` where any level is absent or not a mapping."""
+    for key in (cq, flavor, res):
+        if not isinstance(table, dict):
+            return None
+        table = table.get(key)
+    return table
+
+
+def quota_rows(base: dict[str, Any], head: dict[str, Any], key: str = "quotas") -> list[QuotaRow]:
+    """Every ClusterQueue × flavor × resource cell of ``plan.json``'s ``key`` (``quotas``,
+    ``borrowingLimits`` or ``lendingLimits``) in either plan, HEAD's order first. ``base`` and
+    ``head`` are the whole ``plan.json`` data (shares come from its ``shares``)."""
     keys: list[tuple[str, str, str]] = []
-    for quotas in (head, base):
-        for cq, flavors in quotas.items():
+    for data in (head, base):
+        for cq, flavors in (data.get(key) or {}).items():
             for flavor, amounts in flavors.items():
                 for res in amounts:
                     if (cq, flavor, res) not in keys:
                         keys.append((cq, flavor, res))
+    nominal = key == "quotas"
     return [
         QuotaRow(
             cq,
             flavor,
             res,
-            _text(base.get(cq, {}).get(flavor, {}).get(res)),
-            _text(head.get(cq, {}).get(flavor, {}).get(res)),
+            _text(_cell(base.get(key), cq, flavor, res)),
+            _text(_cell(head.get(key), cq, flavor, res)),
+            QUOTA_FIELDS[key],
+            _cell(base.get("shares"), cq, flavor, res) if nominal else None,
+            _cell(head.get("shares"), cq, flavor, res) if nominal else None,
         )
         for cq, flavor, res in keys
     ]
@@ -551,7 +606,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
     base_resources = base.resources if base is not None else []
     head_resources = head.resources
     base_data = base.data if base is not None else {}
-    rows = quota_rows(base_data.get("quotas") or {}, head.data.get("quotas") or {})
+    rows = [r for key in QUOTA_FIELDS for r in quota_rows(base_data, head.data, key)]
     base_warnings = list(base_data.get("warnings") or [])
     head_warnings = list(head.data.get("warnings") or [])
     if base is not None:
@@ -580,7 +635,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
         base=base,
         head=head,
         changes=tuple(resource_changes(base_resources, head_resources)),
-        quotas=tuple(r for r in rows if r.old != r.new),
+        quotas=tuple(r for r in rows if r.old != r.new or r.share_old != r.share_new),
         pools=tuple(pool_rows(base_data, head.data)),
         hierarchy=hierarchy(head.resources),
         new_warnings=tuple(w for w in head_warnings if w not in base_warnings),

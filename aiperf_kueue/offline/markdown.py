@@ -224,17 +224,38 @@ def preflight_table(rows: list[dict[str, Any]]) -> list[str]:
     return table(["status", "submission", "operator's message", "notes"], out)
 
 
+def _share(value: Any) -> str:
+    return "—" if value is None else f"{value}%"
+
+
 def quota_table(diff: PlanDiff) -> list[str]:
-    """Changed nominal quotas (BASE → HEAD, delta); for a single plan, every quota."""
+    """Changed quota cells (nominalQuota with its share of the pool, borrowingLimit, lendingLimit;
+    BASE → HEAD, delta); for a single plan, every nominal quota with its share and limits."""
     if diff.base is None:
-        return table(
-            ["ClusterQueue", "flavor", "resource", "nominalQuota"],
-            [[q.cluster_queue, q.flavor, q.resource, q.new or "—"] for q in diff.quotas],
-        )
-    return table(
-        ["ClusterQueue", "flavor", "resource", "base", "head", "delta"],
-        [[q.cluster_queue, q.flavor, q.resource, q.old or "—", q.new or "—", q.delta] for q in diff.quotas],
-    )
+        limits = {(q.field, q.cluster_queue, q.flavor, q.resource): q.new for q in diff.quotas}
+        rows = [
+            [
+                q.cluster_queue,
+                q.flavor,
+                q.resource,
+                q.new or "—",
+                _share(q.share_new),
+                limits.get(("borrowingLimit", q.cluster_queue, q.flavor, q.resource)) or "—",
+                limits.get(("lendingLimit", q.cluster_queue, q.flavor, q.resource)) or "—",
+            ]
+            for q in diff.quotas
+            if q.field == "nominalQuota"
+        ]
+        limit_columns = ["borrowingLimit", "lendingLimit"]
+        return table(["ClusterQueue", "flavor", "resource", "nominalQuota", "share of pool", *limit_columns], rows)
+    rows = []
+    for q in diff.quotas:
+        unset = "(unset)" if q.field != "nominalQuota" else "—"
+        # An unset limit is no limit at all: there is no difference to compute.
+        delta = q.delta if q.field == "nominalQuota" or (q.old is not None and q.new is not None) else "—"
+        share = _arrow(_share(q.share_old), _share(q.share_new)) if q.field == "nominalQuota" else "—"
+        rows.append([q.cell, q.field, q.old or unset, q.new or unset, delta, share])
+    return table(["ClusterQueue / flavor / resource", "quota", "base", "head", "delta", "share of pool"], rows)
 
 
 def _arrow(old: str | None, new: str | None) -> str:
@@ -279,8 +300,27 @@ class _Ids:
         return self._ids[key]
 
 
+#: Resources Kubernetes defines; any other covered resource with a quota is a GPU (or other accelerator).
+STANDARD_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+
+
+def gpu_quota_lines(quotas: dict[str, Any], cq: str) -> list[str]:
+    """``gpu-h100: 16 nvidia.com/gpu`` per flavor where ``cq`` has a GPU quota; ``no GPU quota`` if none."""
+    out = []
+    for flavor, amounts in (quotas.get(cq) or {}).items():
+        gpus = [
+            f"{amount} {res}"
+            for res, amount in amounts.items()
+            if res not in STANDARD_RESOURCES and not res.startswith("hugepages-") and str(amount) != "0"
+        ]
+        if gpus:
+            out.append(f"{flavor}: {', '.join(gpus)}")
+    return out or ["no GPU quota"]
+
+
 def mermaid(diff: PlanDiff) -> list[str]:
-    """``flowchart LR``: cohort → ClusterQueue → LocalQueue → namespace, HEAD's objects only.
+    """``flowchart LR``: cohort → ClusterQueue → LocalQueue → namespace, HEAD's objects only; each
+    ClusterQueue labelled with its GPU quota per flavor.
 
     Every node is declared once before any edge; ClusterQueues, LocalQueues and namespaces
     that are created or replaced get the ``created``/``replaced`` class.
@@ -306,7 +346,9 @@ def mermaid(diff: PlanDiff) -> list[str]:
 
     for cq in known_cqs:
         suffix = "" if cq in h.cluster_queues else " (not in this stack)"
-        lines.append(f'  {node("cq", cq)}["ClusterQueue {_label(cq)}{suffix}"]')
+        gpus = gpu_quota_lines(diff.head.data.get("quotas") or {}, cq) if cq in h.cluster_queues else []
+        body = "<br/>".join([f"ClusterQueue {_label(cq)}{suffix}", *map(_label, gpus)])
+        lines.append(f'  {node("cq", cq)}["{body}"]')
         mark(node("cq", cq), f"ClusterQueue {cq}")
         parent = h.cluster_queues.get(cq)
         if parent is not None:

@@ -55,10 +55,21 @@ def resource_records(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "retainOnDelete": r["retainOnDelete"],
             "deleteBeforeReplace": r["deleteBeforeReplace"],
             "replaceOnChanges": r["replaceOnChanges"],
-            "inputs": _without_provider_blob(clean(r["inputs"])),
+            "inputs": sorted_keys(_without_provider_blob(clean(r["inputs"]))),
         }
         for r in resources
     ]
+
+
+def sorted_keys(value: Any) -> Any:
+    """Every mapping's keys sorted, at every depth. Recorded inputs reach the engine as protobuf
+    Structs, whose map order is the protobuf runtime's (upb's differs from the pure-Python one's):
+    sorted, the files are the same bytes whichever runtime, process or machine planned them."""
+    if isinstance(value, dict):
+        return {k: sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_keys(v) for v in value]
+    return value
 
 
 def _without_provider_blob(inputs: Any) -> Any:
@@ -81,20 +92,57 @@ def is_kubernetes_object(record: dict[str, Any]) -> bool:
     )
 
 
-def manifest_of(record: dict[str, Any]) -> dict[str, Any]:
-    """The object as it would be applied: apiVersion, kind, metadata, then the rest."""
-    inputs = record["inputs"]
-    ordered = {k: inputs[k] for k in ("apiVersion", "kind", "metadata") if k in inputs}
-    ordered.update({k: v for k, v in inputs.items() if k not in ordered})
+def _first(mapping: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    ordered = {k: mapping[k] for k in keys if k in mapping}
+    ordered.update({k: v for k, v in mapping.items() if k not in ordered})
     return ordered
 
 
+def manifest_of(record: dict[str, Any]) -> dict[str, Any]:
+    """The object as it would be applied: apiVersion, kind, metadata (name and namespace first), then the rest."""
+    ordered = _first(record["inputs"], ("apiVersion", "kind", "metadata"))
+    if isinstance(ordered.get("metadata"), dict):
+        ordered["metadata"] = _first(ordered["metadata"], ("name", "namespace"))
+    return ordered
+
+
+#: Kinds in the order they can be applied to a cluster that has only Kueue, JobSet and the
+#: operator: namespaces first, then the cluster-scoped Kueue objects (a ClusterQueue names its
+#: flavors and cohort), then what lives in the namespaces (LocalQueues name a ClusterQueue), the
+#: operator's env patch, and last the jobs (they name a LocalQueue and a priority class).
+APPLY_ORDER = (
+    "Namespace",
+    "ResourceFlavor",
+    "Cohort",
+    "ClusterQueue",
+    "WorkloadPriorityClass",
+    "Role",
+    "RoleBinding",
+    "LocalQueue",
+    "Deployment",
+    "AIPerfJob",
+)
+
+
+def apply_rank(record: dict[str, Any]) -> int:
+    """Where the record's kind comes in :data:`APPLY_ORDER` (anything else after it)."""
+    inputs = record.get("inputs")
+    kind = inputs.get("kind") if isinstance(inputs, dict) else None
+    return APPLY_ORDER.index(kind) if kind in APPLY_ORDER else len(APPLY_ORDER)
+
+
+def in_apply_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` by :func:`apply_rank`; within a kind, as they were (by URN)."""
+    return sorted(records, key=apply_rank)
+
+
 def manifests_yaml(records: list[dict[str, Any]]) -> str:
-    """Multi-document YAML; each document says which Pulumi resource declares it, so a
-    ``NamespacePatch`` (which also says ``kind: Namespace``) is told from a created one."""
+    """Multi-document YAML in apply order (:data:`APPLY_ORDER`); each document says which Pulumi
+    resource declares it, so a ``NamespacePatch`` (which also says ``kind: Namespace``) is told
+    from a created one."""
     docs = [
         f"# {record['type']} {record['name']}\n" + block_yaml(manifest_of(record))
-        for record in records
+        for record in in_apply_order(records)
         if is_kubernetes_object(record)
     ]
     return "---\n".join(docs)
@@ -176,8 +224,14 @@ def _describe(r: dict[str, Any]) -> str:
     return f"{r['name']}  [{kind}{where}]" + (f"  ({'; '.join(flags)})" if flags else "")
 
 
-def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
-    """ClusterQueue × flavor rows, one column per resource, then the pool totals."""
+def percent_text(value: Any) -> str:
+    """``50`` → ``50%``, ``33.33`` → ``33.33%``."""
+    return f"{value}%"
+
+
+def quota_table(quotas: dict[str, Any], pools: dict[str, Any], shares: dict[str, Any] | None = None) -> list[str]:
+    """ClusterQueue × flavor rows, one column per resource (each quota with its share of the pool,
+    where the pool has any), then the pool totals."""
     resources: list[str] = []
     for row in pools.values():
         for res in row:
@@ -187,11 +241,39 @@ def quota_table(quotas: dict[str, Any], pools: dict[str, Any]) -> list[str]:
     rows = [header]
     for cq, flavors in quotas.items():
         for flavor, amounts in flavors.items():
-            rows.append([cq, flavor, *[str(amounts.get(r, "")) for r in resources]])
+            share = ((shares or {}).get(cq) or {}).get(flavor) or {}
+            rows.append(
+                [
+                    cq,
+                    flavor,
+                    *[
+                        str(amounts.get(r, "")) + (f" ({percent_text(share[r])})" if r in share else "")
+                        for r in resources
+                    ],
+                ]
+            )
     for pool, totals in pools.items():
         rows.append(["(pool total)", pool, *[str(totals.get(r, "")) for r in resources]])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def limits_table(borrowing: dict[str, Any], lending: dict[str, Any]) -> list[str]:
+    """One row per ClusterQueue × flavor × resource with a borrowingLimit or lendingLimit set."""
+    cells: list[tuple[str, str, str]] = []
+    for limits in (borrowing, lending):
+        for cq, flavors in limits.items():
+            for flavor, amounts in flavors.items():
+                for res in amounts:
+                    if (cq, flavor, res) not in cells:
+                        cells.append((cq, flavor, res))
+    if not cells:
+        return []
+    rows = [["ClusterQueue", "flavor", "resource", "borrowingLimit", "lendingLimit"]]
+    for cq, flavor, res in cells:
+        got = [str(limits.get(cq, {}).get(flavor, {}).get(res, "-")) for limits in (borrowing, lending)]
+        rows.append([cq, flavor, res, *got])
+    return _columns(rows)
 
 
 def charts_yaml(charts: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from aiperf_kueue.errors import PROJECT, ConfigError, Problem
-from aiperf_kueue.loader import stack_file_for
+from aiperf_kueue.loader import stack_file_for, stack_name_of
 from aiperf_kueue.offline.diff import Plan, parse_property_path
 
 PLAN_FILES = ("resources.json", "plan.json")
@@ -217,6 +217,27 @@ def read_stack_at_revision(rev: str, stack: str, repo_root: Path, into: Path) ->
     target.write_text(done.stdout)
     label = f"`{rev}:{stack}` (`{repo_path}` at `{rev}`, planned with this checkout's program code)"
     return StackSide(target, source, label)
+
+
+def absent_at_revision(rev: str, stack: str, repo_root: Path) -> bool:
+    """Whether ``rev`` is a commit that has no file for ``STACK`` (a stack added since)."""
+    if not rev or not stack or rev.startswith("-"):
+        return False
+    git = ["git", "-C", str(repo_root)]
+    try:
+        commit = subprocess.run([*git, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], capture_output=True)
+        if commit.returncode != 0:
+            return False
+        found = subprocess.run([*git, "cat-file", "-e", f"{rev}:./{revision_path(stack)}"], capture_output=True)
+    except OSError:
+        return False
+    return found.returncode != 0
+
+
+def empty_plan(rev: str, stack: str) -> Plan:
+    """The plan of a stack that does not exist at ``rev``: nothing declared, so everything is created."""
+    label = f"`{rev}:{stack}` (no `{revision_path(stack)}` at `{rev}`: an empty stack)"
+    return Plan(label, [], {"stack": stack_name_of(Path(revision_path(stack)))})
 
 
 class RevisionPlanError(Exception):

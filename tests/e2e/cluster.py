@@ -188,7 +188,7 @@ class LocalCluster:
         for _ in _deadline_loop(f"{proc.name} at {url}", timeout):
             self._check_alive(proc)
             try:
-                with urllib.request.urlopen(url, timeout=2, context=context) as resp:  # noqa: S310 (loopback)
+                with urllib.request.urlopen(url, timeout=2, context=context) as resp:
                     if resp.status == 200:
                         return
             except (urllib.error.URLError, OSError, ssl.SSLError):
@@ -200,9 +200,11 @@ class LocalCluster:
         for _ in _deadline_loop(f"{proc.name}'s TLS on 127.0.0.1:{port}", timeout):
             self._check_alive(proc)
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
-                    with context.wrap_socket(sock, server_hostname="127.0.0.1"):
-                        return
+                with (
+                    socket.create_connection(("127.0.0.1", port), timeout=2) as sock,
+                    context.wrap_socket(sock, server_hostname="127.0.0.1"),
+                ):
+                    return
             except (OSError, ssl.SSLError):
                 continue
 

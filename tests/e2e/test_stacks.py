@@ -102,7 +102,10 @@ def _wait_queues(run: StackRun, cluster_queues: list[str], local_queues: list[tu
     state: dict[str, Any] = {}
     for _ in _deadline_loop("ClusterQueues Active and LocalQueues ready", 60, interval=0.5):
         cqs = {c["metadata"]["name"]: c for c in run.cluster.get_json("clusterqueues")["items"]}
-        lqs = {(q["metadata"]["namespace"], q["metadata"]["name"]): q for q in run.cluster.get_json("localqueues", "-A")["items"]}
+        lqs = {
+            (q["metadata"]["namespace"], q["metadata"]["name"]): q
+            for q in run.cluster.get_json("localqueues", "-A")["items"]
+        }
         state = {
             "clusterQueues": {n: (_condition(cqs.get(n, {}), "Active") or {}).get("status") for n in cluster_queues},
             "localQueues": {
@@ -123,9 +126,9 @@ def _jobset_created(cluster: LocalCluster, namespace: str, name: str) -> dict[st
         # The operator's preflight dry-runs the create first (dryRun=All): not the JobSet it runs.
         if "dryRun=" in event.get("requestURI", ""):
             continue
-        if event.get("verb") == "create" and meta.get("namespace") == namespace and meta.get("name") == name:
-            if event.get("responseStatus", {}).get("code", 0) < 300:
-                found = {"request": event.get("requestObject") or {}, "stored": obj}
+        ok = event.get("responseStatus", {}).get("code", 0) < 300
+        if ok and event.get("verb") == "create" and meta.get("namespace") == namespace and meta.get("name") == name:
+            found = {"request": event.get("requestObject") or {}, "stored": obj}
     return found
 
 
