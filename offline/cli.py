@@ -1,7 +1,8 @@
 """``aiperf-kueue``: the offline plan of a stack, without the Pulumi CLI or a cluster.
 
-Exit codes: 0 planned (or compared); 2 invalid config (one line per problem, nothing
-written); 3 ``diff --exit-code`` found changes; 1 anything else.
+Exit codes: 0 planned (or compared); 2 invalid config or node list (one line per problem,
+nothing written); 3 ``diff --exit-code`` found changes, ``drift --exit-code`` found drift;
+1 anything else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import installs
+from aiperf_kueue import installs, inventory_cli
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
 from aiperf_kueue.stack_plan import plan_values
@@ -242,10 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     diff_parser.add_argument("head", metavar="HEAD", help=side_help)
     diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
     diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
+    inventory_cli.add_commands(sub)
     args = parser.parse_args(argv)
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
     try:
+        if args.command in inventory_cli.COMMANDS:
+            return inventory_cli.run(args, _stacks_dir())
         if args.command == "diff":
             return diff_command(args.base, args.head, args.out, args.exit_code)
         return plan(args.stack, args.out, args.format)
