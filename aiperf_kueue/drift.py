@@ -164,7 +164,7 @@ def _pool_findings(pool: Pool, matched: list[Node], ready: list[Node]) -> list[F
             Finding(
                 pool.name,
                 "no-nodes",
-                f"nodeLabels {selector} select no node; the stack declares {pool.nodes}",
+                f"nodeLabels {selector} select no node; the stack declares {_count(pool.nodes, 'node')}",
                 {"declared": pool.nodes, "nodeLabels": dict(pool.node_labels)},
             )
         )
@@ -176,7 +176,8 @@ def _pool_findings(pool: Pool, matched: list[Node], ready: list[Node]) -> list[F
             Finding(
                 pool.name,
                 "fewer-nodes",
-                f"declares {pool.nodes} nodes, {len(ready)} are Ready and schedulable" + (f" ({why})" if why else ""),
+                f"declares {_count(pool.nodes, 'node')}, {len(ready)} Ready and schedulable"
+                + (f" ({why})" if why else ""),
                 {
                     "declared": pool.nodes,
                     "ready": len(ready),
@@ -189,8 +190,8 @@ def _pool_findings(pool: Pool, matched: list[Node], ready: list[Node]) -> list[F
             Finding(
                 pool.name,
                 "more-nodes",
-                f"declares {pool.nodes} nodes, {len(ready)} Ready nodes match: the quota leaves "
-                f"{len(ready) - pool.nodes} nodes' capacity unused",
+                f"declares {_count(pool.nodes, 'node')}, {len(ready)} Ready nodes match: no quota hands out "
+                f"the capacity of the {_count(len(ready) - pool.nodes, 'node')} more",
                 {"declared": pool.nodes, "ready": len(ready)},
             )
         )

@@ -169,7 +169,7 @@ def _plan_problems(text: str, name: str, project_dir: Path) -> list[str]:
 def _print_import(result: InventoryImport, current: Any, nodes: str, source: str, *, created: bool) -> None:
     count = sum(len(p.nodes) for p in result.pools)
     verb = "into a new stack file" if created else "into"
-    print(f"Imported {count} Ready nodes from {nodes} {verb} {source} ({INVENTORY_KEY}):")
+    print(f"Imported {count} Ready {'node' if count == 1 else 'nodes'} from {nodes} {verb} {source} ({INVENTORY_KEY}):")
     old_pools = current.get("pools") if isinstance(current, Mapping) else None
     print(f"\nPools ({len(result.order())}), each sized by its smallest node (quota = nodes × per node):")
     for pool in result.order():

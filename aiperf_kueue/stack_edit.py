@@ -191,9 +191,19 @@ def set_inventory(text: str, source: str, edit: Callable[[Any], CommentedMap]) -
     if not isinstance(config, CommentedMap) or config.fa.flow_style() or not config:
         return _whole_document(text, source, doc, edit)
     keys = list(config)
+    trailing: list[str] = []
     if INVENTORY_KEY in config:
         start = config.lc.key(INVENTORY_KEY)[0]
-        end = _trim(lines, start, _end_of_entry(doc, config, keys, INVENTORY_KEY, len(lines)))
+        following = _end_of_entry(doc, config, keys, INVENTORY_KEY, len(lines))
+        end = _trim(lines, start, following)
+        if end < following:
+            # The comments after the entry introduce what follows, but ruamel hangs them on the
+            # inventory's last value, which the edit may move or replace: edit without them, and
+            # put them back where they were.
+            trailing = lines[end:following]
+            lines = lines[:end] + lines[following:]
+            doc = _load(rt, "".join(lines), source)
+            config = doc["config"]
         column = config.lc.key(INVENTORY_KEY)[1]
         config[INVENTORY_KEY] = edit(config[INVENTORY_KEY])
     else:
@@ -211,7 +221,7 @@ def set_inventory(text: str, source: str, edit: Callable[[Any], CommentedMap]) -
     head = lines[:start]
     if head and not head[-1].endswith("\n"):
         head[-1] += newline
-    result = "".join([*head, *block, *lines[end:]])
+    result = "".join([*head, *block, *trailing, *lines[end:]])
     _check(text, result, source, _plain(config[INVENTORY_KEY]))
     return result
 
