@@ -15,9 +15,9 @@ from fractions import Fraction
 from typing import Any
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import Pool, StackConfig
+from aiperf_kueue.config import Pool, StackConfig, Taint
 from aiperf_kueue.inventory_nodes import best_pool
-from aiperf_kueue.node_list import Node, NodeTaint
+from aiperf_kueue.node_list import Node, taint_text
 from aiperf_kueue.planner import QueuePlan, apportion, unit_of
 
 #: The checks, in the order they are reported for a pool.
@@ -242,7 +242,7 @@ def _pool_findings(pool: Pool, matched: list[Node], ready: list[Node]) -> list[F
                 {"gpuResource": pool.gpu_resource, "nodes": differ},
             )
         )
-    declared_taints = {NodeTaint(t.key, t.value or "", t.effect) for t in pool.node_taints}
+    declared_taints = set(pool.node_taints)
     taints: list[dict[str, Any]] = []
     for node in ready:
         have = set(node.pool_taints)
@@ -357,8 +357,8 @@ def _resources(counts: dict[str, int]) -> str:
     return ", ".join(f"{res} {count}" for res, count in counts.items())
 
 
-def _texts(taints: Iterable[NodeTaint]) -> list[str]:
-    return sorted(t.text() for t in taints)
+def _texts(taints: Iterable[Taint]) -> list[str]:
+    return sorted(taint_text(t) for t in taints)
 
 
 def _labels(labels: dict[str, str]) -> str:

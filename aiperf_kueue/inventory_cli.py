@@ -24,7 +24,7 @@ from aiperf_kueue.drift import compare
 from aiperf_kueue.errors import ConfigError, Problem, key_path
 from aiperf_kueue.inventory_nodes import ExistingPool, InventoryImport, PoolImport, existing_pools, import_inventory
 from aiperf_kueue.loader import parse_config, read_stack, stack_file_for, stack_name_of
-from aiperf_kueue.node_list import NodeListError
+from aiperf_kueue.node_list import NodeListError, taint_text
 from aiperf_kueue.node_source import read_nodes
 from aiperf_kueue.planner import plan_queues
 from aiperf_kueue.stack_edit import INVENTORY_KEY, SpliceError, apply_import, new_stack_text, set_inventory
@@ -199,7 +199,7 @@ def _describe(pool: PoolImport, old: Any) -> str:
     if values.get("nodeLabels"):
         text += f"; nodeLabels {json.dumps(values['nodeLabels'])}"
     if pool.node_taints:
-        text += f"; nodeTaints {', '.join(t.text() for t in pool.node_taints)}"
+        text += f"; nodeTaints {', '.join(taint_text(t) for t in pool.node_taints)}"
     if not isinstance(old, Mapping):
         return f"{text} (new)"
     changed = [

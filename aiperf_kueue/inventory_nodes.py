@@ -17,7 +17,8 @@ from fractions import Fraction
 from typing import Any
 
 from aiperf_kueue import quantity
-from aiperf_kueue.node_list import MIG_PREFIX, Node, NodeTaint
+from aiperf_kueue.config import Taint
+from aiperf_kueue.node_list import MIG_PREFIX, Node, taint_text
 
 #: The labels that name a GPU node's product, most specific first. Nodes with GPUs are grouped
 #: by the first one they carry.
@@ -119,7 +120,7 @@ class PoolImport:
     gpus: int
     gpu_resource: str
     node_labels: dict[str, str]
-    node_taints: tuple[NodeTaint, ...]
+    node_taints: tuple[Taint, ...]
     extra_resources: dict[str, Fraction] = field(default_factory=dict)
     """The existing pool's ``extraResources`` that every node advertises, at the minimum."""
     existing: int | None = None
@@ -143,9 +144,7 @@ class PoolImport:
         if self.node_labels:
             out["nodeLabels"] = dict(self.node_labels)
         if self.node_taints:
-            out["nodeTaints"] = [
-                {"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect} for t in self.node_taints
-            ]
+            out["nodeTaints"] = [t.model_dump(by_alias=True, exclude_none=True) for t in self.node_taints]
         return out
 
 
@@ -292,7 +291,7 @@ def _default_key(node: Node) -> tuple[tuple[Any, ...], dict[str, str], str | Non
         node.count("cpu"),
         node.count("memory"),
         tuple(sorted(node.gpu_resources().items())),
-        tuple(sorted((t.key, t.value, t.effect) for t in node.pool_taints)),
+        tuple(sorted((t.key, t.value or "", t.effect) for t in node.pool_taints)),
     )
     return ("shape", shape), {}, None
 
@@ -396,7 +395,7 @@ def _pool(group: _Group, name: str, warnings: list[str]) -> PoolImport:
             "the nodes are labelled as GPU nodes but advertise no GPU in status.allocatable: is the GPU device "
             "plugin running on them?"
         )
-    taints: list[NodeTaint] = []
+    taints: list[Taint] = []
     for node in nodes:
         taints += [t for t in node.pool_taints if t not in taints]
     if any(set(n.pool_taints) != set(taints) for n in nodes):
@@ -406,8 +405,8 @@ def _pool(group: _Group, name: str, warnings: list[str]) -> PoolImport:
         )
     if taints:
         notes.append(
-            f"tainted {', '.join(t.text() for t in taints)}: Kueue admits a pod on this flavor only if the pod, or "
-            "the pool's tolerations, tolerate that"
+            f"tainted {', '.join(taint_text(t) for t in taints)}: Kueue admits a pod on this flavor only if the pod, "
+            "or the pool's tolerations, tolerate that"
         )
     if len(taints) > MAX_TAINTS:
         warnings.append(f"pool {name!r}: its nodes have {len(taints)} taints; a pool holds at most {MAX_TAINTS}")

@@ -10,13 +10,15 @@ raises :class:`NodeListError`, one line per problem naming the input and the nod
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pydantic import ValidationError
+
 from aiperf_kueue import quantity
+from aiperf_kueue.config import Taint
 
 #: Taints that mean "this node is the control plane": pods do not go there unless they tolerate it.
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
@@ -34,8 +36,6 @@ CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
 WHOLE_GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 MIG_PREFIX = "nvidia.com/mig-"
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-#: Taint keys and label keys as Kubernetes accepts them (``[prefix/]name``).
-_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 #: At most this many nodes: a bound on work, far above any real cluster (Kubernetes supports 5,000).
 MAX_NODES = 100_000
 
@@ -53,17 +53,9 @@ class NodeListError(Exception):
         return [f"{self.source}: {p}" for p in self.problems]
 
 
-@dataclass(frozen=True)
-class NodeTaint:
-    """One taint on a node (``key[=value]:effect``)."""
-
-    key: str
-    value: str
-    effect: str
-
-    def text(self) -> str:
-        """``nvidia.com/gpu=present:NoSchedule``, as kubectl prints it."""
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+def taint_text(taint: Taint) -> str:
+    """``nvidia.com/gpu=present:NoSchedule``, as kubectl prints a taint."""
+    return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
 
 
 @dataclass(frozen=True)
@@ -72,7 +64,7 @@ class Node:
 
     name: str
     labels: dict[str, str]
-    taints: tuple[NodeTaint, ...]
+    taints: tuple[Taint, ...]
     """Every taint, condition taints included (see :attr:`pool_taints`)."""
     allocatable: dict[str, Fraction]
     """``status.allocatable``, exact; what the scheduler can hand out, unlike ``capacity``."""
@@ -85,7 +77,7 @@ class Node:
         return not self.skip
 
     @property
-    def pool_taints(self) -> tuple[NodeTaint, ...]:
+    def pool_taints(self) -> tuple[Taint, ...]:
         """The taints that describe the node's pool: not Kubernetes' condition taints, which
         come and go with the node's state, nor the ones that keep it out of the inventory."""
         transient = (*CONTROL_PLANE_TAINTS, *REMOVAL_TAINTS, UNINITIALIZED_TAINT)
@@ -227,28 +219,23 @@ def _labels(value: Any, where: str, problems: list[str]) -> dict[str, str]:
     return dict(value)
 
 
-def _taints(value: Any, where: str, problems: list[str]) -> tuple[NodeTaint, ...]:
+def _taints(value: Any, where: str, problems: list[str]) -> tuple[Taint, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
         problems.append(f"{where}: spec.taints must be a list")
         return ()
-    out: list[NodeTaint] = []
+    out: list[Taint] = []
     for i, taint in enumerate(value):
         taint = _mapping(taint)
-        key, effect, val = taint.get("key"), taint.get("effect"), taint.get("value", "")
-        if (
-            not isinstance(key, str)
-            or not _NAME.fullmatch(key.rpartition("/")[2])
-            or effect not in _EFFECTS
-            or not isinstance(val, str)
-        ):
+        try:
+            # The taint model of the stack's nodeTaints: a node taint and a declared one compare equal.
+            out.append(Taint(key=taint.get("key"), value=taint.get("value") or None, effect=taint.get("effect")))
+        except ValidationError:
             problems.append(
-                f"{where}: spec.taints[{i}] must have a key, an optional string value and an effect "
-                f"({', '.join(_EFFECTS)}), got {json.dumps(taint, sort_keys=True)}"
+                f"{where}: spec.taints[{i}] must have a key, an optional label value and an effect "
+                f"({', '.join(_EFFECTS)}), got {json.dumps(taint, sort_keys=True, default=str)}"
             )
-            continue
-        out.append(NodeTaint(key, val, effect))
     return tuple(out)
 
 
@@ -279,7 +266,7 @@ def _allocatable(value: Any, where: str, problems: list[str]) -> dict[str, Fract
 
 
 def _skip_reasons(
-    metadata: Mapping[str, Any], spec: Mapping[str, Any], status: Mapping[str, Any], taints: tuple[NodeTaint, ...]
+    metadata: Mapping[str, Any], spec: Mapping[str, Any], status: Mapping[str, Any], taints: tuple[Taint, ...]
 ) -> tuple[str, ...]:
     reasons: list[str] = []
     ready = next(
@@ -294,11 +281,11 @@ def _skip_reasons(
         reasons.append("cordoned (spec.unschedulable)")
     for taint in taints:
         if taint.key in CONTROL_PLANE_TAINTS and taint.effect != "PreferNoSchedule":
-            reasons.append(f"control-plane (taint {taint.text()})")
+            reasons.append(f"control-plane (taint {taint_text(taint)})")
         elif taint.key in REMOVAL_TAINTS:
-            reasons.append(f"being removed by the autoscaler (taint {taint.text()})")
+            reasons.append(f"being removed by the autoscaler (taint {taint_text(taint)})")
         elif taint.key == UNINITIALIZED_TAINT:
-            reasons.append(f"not initialised by the cloud provider yet (taint {taint.text()})")
+            reasons.append(f"not initialised by the cloud provider yet (taint {taint_text(taint)})")
     if metadata.get("deletionTimestamp"):
         reasons.append("being deleted (metadata.deletionTimestamp)")
     return tuple(reasons)

@@ -105,7 +105,7 @@ def test_nodes_without_allocatable_or_with_bad_fields(tmp_path: Path, stack: Pat
         f'{nodes}: items[2] (node \'gpu-8\'): status.allocatable["cpu"] must be a Kubernetes quantity such as "16", '
         '"1500m" or "64Gi", got "lots"',
         f"{nodes}: items[3] (node 'gpu-9'): status.allocatable has no memory",
-        f"{nodes}: items[4] (node 'gpu-10'): spec.taints[0] must have a key, an optional string value and an effect "
+        f"{nodes}: items[4] (node 'gpu-10'): spec.taints[0] must have a key, an optional label value and an effect "
         '(NoSchedule, PreferNoSchedule, NoExecute), got {"effect": "Sometimes", "key": "nvidia.com/gpu"}',
         f"{nodes}: items[5]: no metadata.name",
         f"{nodes}: items[6]: node 'ok-1' is listed twice (also items[0])",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from aiperf_kueue.node_list import NodeTaint, parse_nodes
+from aiperf_kueue.config import Taint
+from aiperf_kueue.node_list import parse_nodes
 from tests.nodes_support import node, node_list
 
 
@@ -65,8 +66,8 @@ def test_kubernetes_condition_taints_are_not_the_pools() -> None:
     ]
     (only,) = parse_nodes(node_list(node("g-1", taints=taints)), "nodes.json")
     assert only.pool_taints == (
-        NodeTaint("nvidia.com/gpu", "present", "NoSchedule"),
-        NodeTaint("dedicated", "bench", "PreferNoSchedule"),
+        Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule"),
+        Taint(key="dedicated", value="bench", effect="PreferNoSchedule"),
     )
 
 
