@@ -17,11 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from aiperf_kueue.config import Inventory
 from aiperf_kueue.drift import compare
-from aiperf_kueue.errors import ConfigError, Problem, key_path
+from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.inventory_nodes import ExistingPool, InventoryImport, PoolImport, existing_pools, import_inventory
 from aiperf_kueue.loader import parse_config, read_stack, stack_file_for, stack_name_of
 from aiperf_kueue.node_list import NodeListError, taint_text
@@ -104,14 +101,8 @@ def import_command(args: argparse.Namespace, stacks_dir: Path) -> int:
         new_text = new_stack_text(result)
     else:
         new_text = set_inventory(text, source, lambda node: apply_import(node, result))
-    try:
-        new_values = _values_of(new_text, path.name)
-        Inventory.model_validate(new_values["inventory"])
-    except ValidationError as exc:
-        problems = [Problem(key_path("inventory", *e["loc"]), e["msg"]) for e in exc.errors()]
-        raise ConfigError(source, problems) from None
+    plan_note = _plan_problems(new_text, path.name, stacks_dir.parent, source)
     _print_import(result, current, nodes.source, source, created=text is None)
-    plan_note = _plan_problems(new_text, path.name, stacks_dir.parent)
     if args.dry_run:
         diff = difflib.unified_diff(
             (text or "").splitlines(keepends=True), new_text.splitlines(keepends=True), source, source
@@ -145,24 +136,21 @@ def _read_text(path: Path) -> str | None:
         raise ConfigError(str(path), [Problem("", f"cannot read stack file: {reason}")]) from None
 
 
-def _values_of(text: str, name: str) -> dict[str, Any]:
-    """The ``aiperf-kueue:*`` values of a stack file's text, read as ``plan`` reads a file."""
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / name
-        copy.write_text(text)
-        return read_stack(copy).values
-
-
-def _plan_problems(text: str, name: str, project_dir: Path) -> list[str]:
-    """The problems ``plan`` would report for the edited stack (queues naming a pool that is gone...)."""
+def _plan_problems(text: str, name: str, project_dir: Path, source: str) -> list[str]:
+    """The problems ``plan`` would report for the edited stack (a ClusterQueue's share of a pool that
+    is gone, a job that no longer fits). :class:`ConfigError` naming ``source`` if the inventory itself
+    is invalid (more taints than a pool may hold): then nothing is written."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / name
         copy.write_text(text)
         stack = read_stack(copy)
-        try:
-            plan_values(stack.values, name, project_dir, provider=stack.provider)
-        except ConfigError as exc:
-            return exc.lines()
+    try:
+        plan_values(stack.values, name, project_dir, provider=stack.provider)
+    except ConfigError as exc:
+        invalid = [p for p in exc.problems if p.path == "inventory" or p.path.startswith("inventory.")]
+        if invalid:
+            raise ConfigError(source, invalid) from None
+        return exc.lines()
     return []
 
 

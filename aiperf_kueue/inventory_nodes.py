@@ -47,8 +47,6 @@ POOL_LABELS = (
     "nvidia.com/mig.config",
     "node.kubernetes.io/instance-type",
 )
-#: The Pool model's limits (Kueue's: at most 8 nodeLabels and 8 nodeTaints per flavor).
-MAX_LABELS = MAX_TAINTS = 8
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -260,7 +258,7 @@ def import_inventory(
         else:
             name = _unique_name(_base_name(group), names | taken)
             names.add(name)
-        pools.append(_pool(group, name, warnings))
+        pools.append(_pool(group, name))
     unmatched = tuple(p for p in existing if p.index not in matched)
     for pool in unmatched:
         if not prune:
@@ -363,7 +361,7 @@ def _unique_name(base: str, taken: set[str]) -> str:
         n += 1
 
 
-def _pool(group: _Group, name: str, warnings: list[str]) -> PoolImport:
+def _pool(group: _Group, name: str) -> PoolImport:
     nodes = tuple(group.nodes)
     resource = group.gpu_resource
     notes: list[str] = []
@@ -408,8 +406,6 @@ def _pool(group: _Group, name: str, warnings: list[str]) -> PoolImport:
             f"tainted {', '.join(taint_text(t) for t in taints)}: Kueue admits a pod on this flavor only if the pod, "
             "or the pool's tolerations, tolerate that"
         )
-    if len(taints) > MAX_TAINTS:
-        warnings.append(f"pool {name!r}: its nodes have {len(taints)} taints; a pool holds at most {MAX_TAINTS}")
     extra: dict[str, Fraction] = {}
     existing = group.existing
     for res in existing.extra_resources if existing is not None else ():

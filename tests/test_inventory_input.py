@@ -197,3 +197,15 @@ def test_drift_bad_input_exits_2(tmp_path: Path) -> None:
         "",
         f"{tmp_path}: aiperf-kueue:: --out is a directory: drift writes one JSON file\n",
     )
+
+
+def test_an_inventory_kueue_would_reject_is_not_written(tmp_path: Path, stack: Path) -> None:
+    taints = [{"key": f"team-{i}", "value": "only", "effect": "NoSchedule"} for i in range(9)]
+    nodes = write(tmp_path, node_list(node("w-1", {"node-pool": "cpu"}, taints=taints)))
+    before = stack.read_text()
+    assert run("inventory", "import", str(nodes), "--stack", str(stack)) == (
+        2,
+        "",
+        f"{stack}: aiperf-kueue:inventory.pools[0].nodeTaints: must have at most 8 items, got 9\n",
+    )
+    assert stack.read_text() == before
