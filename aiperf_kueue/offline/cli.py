@@ -1,7 +1,8 @@
 """``aiperf-kueue``: the offline plan of a stack, without the Pulumi CLI or a cluster.
 
-Exit codes: 0 planned (or compared); 2 invalid config (one line per problem, nothing
-written); 3 ``diff --exit-code`` found changes; 1 anything else.
+Exit codes: 0 planned (or compared); 2 invalid config or node list (one line per problem,
+nothing written); 3 ``diff --exit-code`` found changes, ``drift --exit-code`` found drift;
+1 anything else.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from aiperf_kueue import installs
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
-from aiperf_kueue.offline import diff, export, markdown, report, sources, submissions
+from aiperf_kueue.offline import diff, export, inventory_cli, markdown, report, sources, submissions
 from aiperf_kueue.offline.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.stack_plan import plan_values
 
@@ -287,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export_parser.add_argument("stack", help="a stack name under stacks/ or a path to a stack file")
     export_parser.add_argument("--out", type=Path, required=True, help="directory to write (earlier exports replaced)")
+    inventory_cli.add_commands(sub)
     return parser
 
 
@@ -297,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
     try:
+        if args.command in inventory_cli.COMMANDS:
+            return inventory_cli.run(args, _stacks_dir())
         if args.command == "diff":
             return diff_command(args.base, args.head, args.out, args.exit_code)
         if args.command == "export":
