@@ -20,10 +20,15 @@ scratch=$(mktemp -d /tmp/aiperf-kueue-e2e-etc.XXXXXX)
 mount -t tmpfs tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$scratch/upper,workdir=$scratch/work" /etc
+# JobSet's internal cert management waits for its serving certificate under this fixed directory
+# (sigs.k8s.io/jobset pkg/util/cert); a private tmpfs keeps it out of the host's /tmp.
+mkdir -p /tmp/k8s-webhook-server
+mount -t tmpfs tmpfs /tmp/k8s-webhook-server
 export AIPERF_KUEUE_E2E_SANDBOX=1
 unset _AIPERF_KUEUE_E2E_INSIDE
 status=0
 "$@" || status=$?
+umount /tmp/k8s-webhook-server || true
 umount /etc || true
 umount "$scratch" || true
 rmdir "$scratch" || true

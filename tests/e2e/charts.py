@@ -29,7 +29,11 @@ from typing import Any
 import yaml
 
 from tests.e2e.cluster import LocalCluster, Process, free_port
-from tests.e2e.incluster import _run_pod
+from tests.e2e.incluster import _host_node, _run_pod
+
+#: Where JobSet's cert rotator waits for its certificate whatever the config says (sigs.k8s.io/jobset
+#: pkg/util/cert); a tmpfs private to the sandbox (e2e/sandbox.sh).
+JOBSET_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 
 
 @dataclass
@@ -74,6 +78,8 @@ class ChartControllers:
         self.errors: list[str] = []
 
     def __enter__(self) -> ChartControllers:
+        # The node the controllers' pods are bound to (tainted control-plane, outside every pool).
+        _host_node(self.cluster)
         self._thread.start()
         return self
 
@@ -146,8 +152,8 @@ class ChartControllers:
             return
         config = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
         webhook = self._service(c.namespace, "-webhook-service")
-        c.cert_dir = self.cluster.dir / f"chart-{c.name}-certs"
-        c.cert_dir.mkdir(exist_ok=True)
+        c.cert_dir = JOBSET_CERT_DIR if c.name == "jobset" else self.cluster.dir / f"chart-{c.name}-certs"
+        c.cert_dir.mkdir(parents=True, exist_ok=True)
         port = webhook["spec"]["ports"][0]["port"]
         config["webhook"] = {**(config.get("webhook") or {}), "host": webhook["spec"]["clusterIP"], "port": port,
                              "certDir": str(c.cert_dir)}
