@@ -24,7 +24,7 @@ from tests.support import ROOT, by_name, committed_run, stack_values
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
 JOB_TYPE = "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob"
 URN = "urn:pulumi:prod::aiperf-kueue::"
-JOBS_URN = f"{URN}pulumi:pulumi:Stack$aiperf-kueue:index:AIPerfJobs::jobs"
+JOBS_URN = f"{URN}aiperf-kueue:index:AIPerfJobs::jobs"
 OPERATOR_CHART = f"{URN}aiperf-kueue:index:AIPerfOperator$kubernetes:helm.sh/v4:Chart::operator-chart"
 #: The patch that gives the operator its ``AIPERF_K8S_*`` defaults: a job applied before it would
 #: be sized and queued by the chart's defaults.

@@ -242,8 +242,11 @@ class PlanDiff:
 
 
 def resource_key(urn: str) -> str:
-    """``urn:pulumi:prod::aiperf-kueue::T$U::name`` → ``aiperf-kueue::T$U::name``."""
-    parts = urn.split("::", 1)
+    """``urn:pulumi:prod::aiperf-kueue::T$U::name`` → ``aiperf-kueue::T$U::name``.
+
+    Plans written before their URNs took the engine's form carry the root Stack's type in the type chain
+    (``pulumi:pulumi:Stack$T$U``); it is dropped, so such a plan still compares resource by resource."""
+    parts = urn.replace("::pulumi:pulumi:Stack$", "::", 1).split("::", 1)
     if len(parts) == 2 and parts[0].startswith("urn:pulumi:"):
         return parts[1]
     return urn

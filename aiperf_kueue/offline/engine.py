@@ -64,10 +64,10 @@ class _RecordingMonitor(MockMonitor):
         record = {
             "type": request.type,
             "name": request.name,
-            "urn": response.urn,
+            "urn": engine_urn(response.urn),
             "custom": request.custom,
-            "parent": request.parent,
-            "dependsOn": sorted(request.dependencies),
+            "parent": engine_urn(request.parent),
+            "dependsOn": sorted(engine_urn(d) for d in request.dependencies),
             "protect": bool(request.protect),
             "retainOnDelete": bool(request.retainOnDelete),
             "deleteBeforeReplace": bool(request.deleteBeforeReplace),
@@ -85,6 +85,13 @@ class _RecordingMonitor(MockMonitor):
     def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         _worker_loop()
         return super().Invoke(request)  # type: ignore[no-untyped-call]
+
+
+def engine_urn(urn: str) -> str:
+    """The URN the Pulumi engine gives a resource: the root Stack's type is not part of its children's type
+    chain (``...::aiperf-kueue:index:AIPerfJobs::jobs``), where the SDK's mock monitor puts it in
+    (``...::pulumi:pulumi:Stack$aiperf-kueue:index:AIPerfJobs::jobs``). The Stack's own URN is unchanged."""
+    return urn.replace(f"::{STACK_TYPE}$", "::", 1)
 
 
 def _wire_value(value: Any) -> Any:

@@ -117,7 +117,9 @@ def new_cluster(binaries: dict[str, str]) -> Iterator[ClusterFactory]:
     logs stay for reading after the run; every one is stopped at module end."""
     started: list[LocalCluster] = []
 
-    def start(name: str, kueue_manager_config: dict[str, Any] | None = None, *, aiperf: bool = True) -> LocalCluster:
+    def start(
+        name: str, kueue_manager_config: dict[str, Any] | None = None, *, aiperf: bool = True, controllers: bool = True
+    ) -> LocalCluster:
         workdir = OUT / "clusters" / name
         shutil.rmtree(workdir, ignore_errors=True)
         cluster = LocalCluster(
@@ -127,7 +129,7 @@ def new_cluster(binaries: dict[str, str]) -> Iterator[ClusterFactory]:
             jobset_module=JOBSET_MODULE,
         )
         started.append(cluster)
-        cluster.start(kueue_manager_config)
+        cluster.start(kueue_manager_config, controllers=controllers)
         if aiperf:
             install_aiperf_crds(cluster)
         return cluster

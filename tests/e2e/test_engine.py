@@ -1,0 +1,218 @@
+"""``pulumi up``, ``preview`` and ``destroy`` for real: the built CLI and provider against a local cluster.
+
+Each stack runs on its own fresh control plane. Its stack file is the committed one with the e2e's changes only
+(:func:`e2e_config`): Kueue's and JobSet's charts are the ones in their Go module zips (local chart paths, the same
+versions the program pins), and the operator chart, which no package ships, is not installed (``operator.install:
+false``). ``pulumi up`` installs both charts for real; :class:`~tests.e2e.charts.ChartControllers` runs their
+controllers where the chart's pods would run.
+
+What each stack proves:
+
+- ``pulumi up`` from empty succeeds, and ``pulumi preview --expect-no-changes`` right after it passes;
+- the engine registered what the offline plan registered: the same resources (type, name, parent), inputs and
+  options, compared with ``resources.json`` of ``aiperf-kueue plan`` on the same stack file (the charts' own
+  children exist only in the engine: the offline plan never renders a chart);
+- every CRD the charts install is protected in the exported state, and ``pulumi destroy`` is refused while they are;
+- with protection lifted, ``pulumi destroy`` completes and leaves no namespace or queue behind.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pulumi import automation as auto
+
+from tests.e2e.charts import ChartControllers
+from tests.e2e.cluster import LocalCluster, _deadline_loop, module_dir
+from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
+from tests.e2e.engine import Engine
+from tests.e2e.nodes import create_nodes, declared_pools, node_objects
+from tests.e2e.stackrun import Plan, plan_stack
+
+PROJECT = "aiperf-kueue"
+ENGINE_STACKS = ("dev", "prod")
+
+
+def e2e_config(stack_file: Path) -> dict[str, Any]:
+    """The stack's config with the e2e's changes: local chart paths (same versions), no operator chart."""
+    config = copy.deepcopy((yaml.safe_load(stack_file.read_text()) or {})["config"])
+    kueue = dict(config.get(f"{PROJECT}:kueue") or {})
+    kueue["chart"] = str(module_dir(KUEUE_MODULE) / "charts" / "kueue")
+    config[f"{PROJECT}:kueue"] = kueue
+    jobset = dict(config.get(f"{PROJECT}:jobset") or {})
+    jobset["chart"] = str(module_dir(JOBSET_MODULE) / "charts" / "jobset")
+    config[f"{PROJECT}:jobset"] = jobset
+    operator = dict(config.get(f"{PROJECT}:operator") or {})
+    operator["install"] = False
+    config[f"{PROJECT}:operator"] = operator
+    return config
+
+
+@dataclass
+class EngineRun:
+    """One stack under the real engine, and what it answered."""
+
+    name: str
+    cluster: LocalCluster
+    engine: Engine
+    work: Path
+    stack: auto.Stack
+    controllers: ChartControllers
+    plan: Plan
+    config: dict[str, Any]
+    timings: dict[str, float] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def preview(self, **kwargs: Any) -> auto.PreviewResult:
+        """``pulumi preview`` with engine events recorded."""
+        self.events = []
+        return self.stack.preview(on_event=self._event, color="never", **kwargs)
+
+    def up(self, **kwargs: Any) -> auto.UpResult:
+        """``pulumi up`` with engine events recorded."""
+        self.events = []
+        return self.stack.up(on_event=self._event, color="never", **kwargs)
+
+    def _event(self, event: auto.EngineEvent) -> None:
+        if event.resource_pre_event:
+            meta = event.resource_pre_event.metadata
+            self.events.append({"op": str(meta.op.value), "urn": meta.urn, "type": meta.type, "at": time.monotonic()})
+        if event.res_outputs_event:
+            meta = event.res_outputs_event.metadata
+            self.events.append({"op": "outputs", "urn": meta.urn, "type": meta.type, "at": time.monotonic()})
+
+    def set_config(self, config: dict[str, Any]) -> None:
+        """Rewrite the stack file's config (the passphrase salt kept), as a user editing it would."""
+        self.config = config
+        self.engine.project_dir(self.name, config)
+
+    def steps(self) -> dict[str, set[str]]:
+        """``{op: {urn}}`` of the last preview or up, for the resources that change (``same`` left out)."""
+        out: dict[str, set[str]] = {}
+        for e in self.events:
+            if e["op"] not in ("same", "outputs", "read"):
+                out.setdefault(e["op"], set()).add(e["urn"])
+        return out
+
+
+def _engine_stack_file(name: str) -> Path:
+    return ROOT / "stacks" / f"Pulumi.{name}.yaml"
+
+
+@pytest.fixture(scope="module", params=ENGINE_STACKS)
+def engine_run(
+    request: pytest.FixtureRequest, new_cluster: ClusterFactory, binaries: dict[str, str], report: Report
+) -> Iterator[EngineRun]:
+    """A fresh cluster, the stack's nodes, ``pulumi up`` from empty with the charts' controllers running."""
+    name: str = request.param
+    config = e2e_config(_engine_stack_file(name))
+    cluster = new_cluster(f"engine-{name}", controllers=False)
+    create_nodes(cluster, node_objects(declared_pools(_engine_stack_file(name))))
+    engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    work = engine.project_dir(name, config)
+    plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
+    stack = engine.stack(name, work)
+    with ChartControllers(cluster) as controllers:
+        run = EngineRun(name, cluster, engine, work, stack, controllers, plan, config)
+        started = time.monotonic()
+        result = run.up()
+        run.timings["up"] = round(time.monotonic() - started, 1)
+        assert result.summary.result == "succeeded", result.stderr
+        report.checks[f"pulumi up {name}"] = f"{result.summary.resource_changes} in {run.timings['up']} s"
+        yield run
+        assert controllers.errors == []
+
+
+def test_no_change_preview_after_up(engine_run: EngineRun, report: Report) -> None:
+    started = time.monotonic()
+    result = engine_run.preview(expect_no_changes=True)
+    seconds = round(time.monotonic() - started, 1)
+    assert set(result.change_summary) == {"same"}, result.stdout
+    report.checks[f"no-change preview {engine_run.name}"] = f"{result.change_summary['same']} same in {seconds} s"
+
+
+def _state_resources(run: EngineRun) -> list[dict[str, Any]]:
+    return list(run.engine.export(run.stack).get("resources", []))
+
+
+def _chart_children(resources: list[dict[str, Any]]) -> set[str]:
+    charts = {r["urn"] for r in resources if r["type"] == "kubernetes:helm.sh/v4:Chart"}
+    return {r["urn"] for r in resources if r.get("parent") in charts}
+
+
+def test_engine_registers_what_the_offline_plan_registers(engine_run: EngineRun) -> None:
+    state = _state_resources(engine_run)
+    engine_only = _chart_children(state) | {
+        r["urn"] for r in state if r["type"].startswith("pulumi:providers:") or r["type"] == "pulumi:pulumi:Stack"
+    }
+    real = {r["urn"]: r for r in state if r["urn"] not in engine_only}
+    offline = {r["urn"]: r for r in engine_run.plan.resources}
+    assert (sorted(set(real) - set(offline)), sorted(set(offline) - set(real))) == ([], [])
+    differences = {}
+    for urn, planned in offline.items():
+        got = real[urn]
+        options = {
+            "parent": (got.get("parent"), planned.get("parent")),
+            "protect": (bool(got.get("protect")), bool(planned.get("protect"))),
+            "retainOnDelete": (bool(got.get("retainOnDelete")), bool(planned.get("retainOnDelete"))),
+            "deleteBeforeReplace": (bool(got.get("deleteBeforeReplace")), bool(planned.get("deleteBeforeReplace"))),
+            "dependencies": (sorted(set(got.get("dependencies") or [])), sorted(set(planned.get("dependsOn") or []))),
+        }
+        wrong = {k: v for k, v in options.items() if v[0] != v[1]}
+        if wrong:
+            differences[urn] = wrong
+    assert differences == {}
+
+
+def test_chart_crds_are_protected_in_state(engine_run: EngineRun, report: Report) -> None:
+    state = _state_resources(engine_run)
+    crds = {
+        r["urn"].rsplit("::", 1)[1]: bool(r.get("protect"))
+        for r in state
+        if r["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+    }
+    assert len(crds) >= 12
+    assert {name: protected for name, protected in crds.items() if not protected} == {}
+    report.checks[f"protected CRDs {engine_run.name}"] = f"{len(crds)} CRDs protected in state"
+
+
+def test_destroy_is_refused_while_kueue_is_protected(engine_run: EngineRun) -> None:
+    with pytest.raises(auto.CommandError) as refused:
+        engine_run.stack.destroy(color="never")
+    assert "protected" in str(refused.value)
+    # Nothing was deleted: the queues are still there.
+    assert engine_run.cluster.get_json("clusterqueues")["items"]
+
+
+def test_destroy_after_lifting_protection_leaves_nothing(engine_run: EngineRun, report: Report) -> None:
+    config = copy.deepcopy(engine_run.config)
+    config[f"{PROJECT}:kueue"] = {**config[f"{PROJECT}:kueue"], "protect": False}
+    config[f"{PROJECT}:jobset"] = {**config[f"{PROJECT}:jobset"], "protectCrds": False}
+    engine_run.set_config(config)
+    assert engine_run.up().summary.result == "succeeded"
+    started = time.monotonic()
+    result = engine_run.stack.destroy(color="never")
+    seconds = time.monotonic() - started
+    report.checks[f"destroy {engine_run.name}"] = f"{result.summary.resource_changes} in {seconds:.1f} s"
+    assert result.summary.result == "succeeded"
+    namespaces = [r for r in engine_run.plan.resources if r["type"] == "kubernetes:core/v1:Namespace"]
+    deleted = {r["inputs"]["metadata"]["name"] for r in namespaces if not r.get("retainOnDelete")}
+    retained = {r["inputs"]["metadata"]["name"] for r in namespaces if r.get("retainOnDelete")}
+    left: dict[str, str] = {}
+    for _ in _deadline_loop("deleted namespaces to be gone (no finalizer stuck)", 120, interval=1):
+        left = {n["metadata"]["name"]: n["status"]["phase"] for n in engine_run.cluster.get_json("namespaces")["items"]}
+        if not set(left) & deleted:
+            break
+    assert {n: left.get(n) for n in sorted(retained)} == dict.fromkeys(sorted(retained), "Active")
+    # Kueue's CRDs went with the chart (protection lifted), and every ClusterQueue with them.
+    remaining = engine_run.cluster.kubectl("get", "clusterqueues", "-o", "name", check=False)
+    assert (remaining.returncode, remaining.stdout) == (1, "")
+    assert json.dumps(_state_resources(engine_run)) == "[]"
