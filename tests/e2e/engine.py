@@ -46,6 +46,8 @@ class Engine:
         self.home = workdir / "pulumi-home"
         self.state = workdir / "state"
         self.kubeconfig = kubeconfig
+        # Every run starts from an empty state: the cluster is new too.
+        shutil.rmtree(workdir, ignore_errors=True)
         self.home.mkdir(parents=True, exist_ok=True)
         self.state.mkdir(parents=True, exist_ok=True)
         self.env = {
