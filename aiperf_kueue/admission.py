@@ -17,7 +17,7 @@ every resource (as the planner writes ClusterQueues):
   tolerated by neither the pod's nor the flavor's tolerations, or when the pod's nodeSelector
   or required node affinity, compared only on the keys of the flavor's ``nodeLabels``, does
   not match those labels (``checkFlavorForPodSets``). Both pods carry the podTemplate's
-  nodeSelector, affinity and tolerations (:class:`~aiperf_kueue.sizing.Placement`);
+  nodeSelector, affinity and tolerations (:class:`~aiperf_kueue.placement.Placement`);
 - a podSet fits a flavor when, for every resource, the requests of the podSets already
   assigned to that flavor plus its own are at most the flavor's maximum capacity
   (:func:`max_capacity`);
@@ -41,23 +41,15 @@ from fractions import Fraction
 from typing import Literal
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, Pool, StackConfig
-from aiperf_kueue.config.jobs import JobEntry
+from aiperf_kueue.config import ClusterQueue, Pool, StackConfig, Taint, Toleration
+from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.errors import Problem, key_path
+from aiperf_kueue.job_shape import JobShape, PodSet, job_shape
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
+from aiperf_kueue.placement import Placement
 from aiperf_kueue.planner import QueuePlan
-from aiperf_kueue.sizing import (
-    DEFAULT_WORKERS_PER_POD,
-    JobShape,
-    Placement,
-    PodSet,
-    Sizing,
-    SizingError,
-    Toleration,
-    format_requests,
-    job_shape,
-    resource_order,
-)
+from aiperf_kueue.requests import SizingError, format_requests, resource_order
+from aiperf_kueue.sizing import Sizing
 
 WhenCanBorrow = Literal["MayStopSearch", "TryNextFlavor"]
 
@@ -120,19 +112,6 @@ class Capacities:
 
 
 @dataclass(frozen=True)
-class Taint:
-    """A node taint of a ResourceFlavor."""
-
-    key: str
-    value: str
-    effect: str
-
-    def kueue_text(self) -> str:
-        """The taint as Kueue prints it in ``untolerated taint {...} in flavor X`` (Go's ``%s`` of a Taint)."""
-        return f"{{{self.key} {self.value} {self.effect} <nil>}}"
-
-
-@dataclass(frozen=True)
 class Flavor:
     """One ResourceFlavor as Kueue's flavor assigner checks pods against it."""
 
@@ -154,8 +133,8 @@ class Flavor:
         return cls(
             pool.name,
             tuple(sorted(pool.node_labels.items())),
-            tuple(Taint(t.key, t.value or "", t.effect) for t in pool.node_taints),
-            tuple(Toleration(t.key or "", t.operator, t.value or "", t.effect or "") for t in pool.tolerations),
+            tuple(pool.node_taints),
+            tuple(pool.tolerations),
         )
 
     def mismatch(self, placement: Placement, label_keys: frozenset[str] | None = None) -> str | None:
@@ -167,7 +146,7 @@ class Flavor:
         tolerations = placement.tolerations + self.tolerations
         for taint in self.node_taints:
             if taint.effect in CHECKED_TAINT_EFFECTS and not any(
-                t.tolerates(taint.key, taint.value, taint.effect) for t in tolerations
+                t.tolerates(taint) for t in tolerations
             ):
                 return f"untolerated taint {taint.kueue_text()} in flavor {self.name}"
         labels = dict(self.node_labels)
@@ -537,7 +516,6 @@ def check_jobs(
     config: StackConfig,
     plan: QueuePlan,
     sizing: Sizing,
-    default_workers_per_pod: int = DEFAULT_WORKERS_PER_POD,
 ) -> JobsReport:
     """Resolve, size and place every job; every job that could never run is a problem.
 
@@ -599,9 +577,9 @@ def check_jobs(
             )
             continue
         try:
-            shape = job_shape(entry.spec, sizing, default_workers_per_pod)
+            shape = job_shape(entry.spec, sizing)
         except SizingError as exc:
-            problems.append(Problem(f"{key_path(*where)}.{exc.path}", f"{entry.name}: {exc.message}"))
+            problems.append(Problem(f"{key_path(*where)}.{exc.path}", operator_failure(entry.name, exc, sizing)))
             continue
         assignment = assign(
             plan,
@@ -657,4 +635,13 @@ def _no_requests_warning(cq_name: str, assignment: Assignment) -> str:
         f"resourceMode none: the operator's containers request no CPU or memory, so Kueue charges it only "
         f"{format_requests(assignment.requests)} (flavor {', '.join(assignment.flavors)}) and it bypasses the "
         "CPU and memory quota: nothing guarantees its pods room next to what others run"
+    )
+
+
+def operator_failure(job: str, exc: SizingError, sizing: Sizing) -> str:
+    """A job the operator would fail: why, the operator's own message, and the fix."""
+    if exc.operator is None:
+        return f"{job}: {exc.message}"
+    return (
+        f'{job}: AIPerf {sizing.version} would fail the AIPerfJob (status.error "{exc.operator}"); {exc.message}'
     )

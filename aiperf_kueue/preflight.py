@@ -37,7 +37,7 @@ from typing import Any, Literal
 from aiperf_kueue import manifests
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
-from aiperf_kueue.config.jobs import JobEntry
+from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, DEFAULT_QUEUE_ANNOTATION, QUEUE_NAME_LABEL, KueueTarget
 from aiperf_kueue.submit import benchmark_namespaces, default_queue, namespace_annotations, namespace_queue

@@ -14,13 +14,14 @@ from typing import Any
 from aiperf_kueue import preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
-from aiperf_kueue.config.jobs import expand_sweeps
+from aiperf_kueue.config.expansion import expand_sweeps
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.installs import kueue_source_problems, provider_problems
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
-from aiperf_kueue.sizing import Sizing, canonical, sizing_from_config
+from aiperf_kueue.requests import canonical
+from aiperf_kueue.sizing import Sizing, sizing_from_config
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
     if install_problems:
         raise ConfigError(source, install_problems)
     entries = expand_sweeps(config.jobs, config.sweeps, source)
-    sizing = sizing_from_config(config.operator.sizing)
+    sizing = sizing_from_config(config.operator)
     report = check_jobs(entries, config, queues, sizing)
     checks = preflight.stack_checks(config, entries, queues.target)
     problems = _merge(list(report.problems), preflight.problems(checks))
