@@ -437,3 +437,40 @@ def quantity_total(containers: tuple[Container, ...]) -> dict[str, str | int]:
 
 
 __all__ = ["Container", "JobShape", "PodSet", "SizingError", "job_shape", "quantity", "round_up", "weighted_split"]
+
+
+def predicted_jobset(
+    shape: JobShape, *, name: str, spec: dict[str, Any], sizing: Sizing, default_priority_class: str | None = None
+) -> dict[str, Any]:
+    """The parts of the JobSet the operator creates for AIPerfJob ``name`` with custom-resource
+    ``spec`` that decide admission: its name and labels, ``suspend``, its TTL, and per
+    replicatedJob the replicas, every container's resources and the init containers.
+
+    The Kueue labels follow ``spec.scheduling``, else the operator's env defaults
+    (``default_priority_class``: ``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS``); ``suspend``
+    is set exactly when a queue label is (``jobset.py`` ``_resolved_queue_name``).
+    """
+    scheduling = spec.get("scheduling") or {}
+    queue = scheduling.get("queueName")
+    priority = scheduling.get("priorityClass") or default_priority_class
+    labels = {"app": "aiperf", "aiperf.nvidia.com/job-id": name}
+    if queue:
+        labels["kueue.x-k8s.io/queue-name"] = queue
+    if priority:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    out: dict[str, Any] = {"name": f"aiperf-{name}", "labels": labels}
+    if queue:
+        out["suspend"] = True
+    if not spec.get("keepFailedPods"):
+        ttl = spec.get("ttlSecondsAfterFinished", 300)
+        out["ttlSecondsAfterFinished"] = ttl if ttl is not None else sizing.jobset_ttl_seconds_after_finished
+    out["replicatedJobs"] = [
+        {
+            "name": ps.name,
+            "replicas": ps.count,
+            "containers": [{"name": c.name, "resources": c.resources} for c in ps.containers],
+            "initContainers": [c.get("resources") for c in shape.init_containers],
+        }
+        for ps in shape.pod_sets
+    ]
+    return out

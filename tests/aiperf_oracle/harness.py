@@ -6,8 +6,8 @@ as the program sets it (the caller passes it), so ``K8sEnvironment`` and friends
 what the real operator would.
 
 Protocol: one JSON object per line on stdin, ``{"cluster": {...}, "job": {...}}``; one JSON
-object per line on stdout with what the operator did (see :func:`run_job`). ``{"calls": true}``
-answers the Kubernetes API calls the stub served so far.
+object per line on stdout with what the operator did (see :func:`run_job`), including the
+Kubernetes API calls the stub served for it. ``{"validate": spec}`` runs the spec validation alone.
 
 What is real: ``aiperf.operator.handlers.create.on_create`` and everything it calls (spec
 validation, worker sizing, the JobSet build, the 19 preflight checks, RBAC/ConfigMap/JobSet
@@ -45,7 +45,8 @@ Handler = Callable[[web.Request, re.Match[str], Json], web.Response]
 
 #: The cluster the current job is created in (set per request from the caller's description).
 CLUSTER: Json = {}
-#: (method, route name) of every API call served, in first-seen order; and unknown requests.
+#: (method, route name) of every API call served for the current job, in first-seen order; and
+#: the requests the stub did not know.
 CALLS: dict[tuple[str, str], None] = {}
 UNANSWERED: list[str] = []
 #: The JobSets created (not dry runs) during the current job.
@@ -262,6 +263,8 @@ async def run_job(job: Json) -> Json:
     from aiperf.operator.preflight import OperatorPreflightChecker
 
     CREATED.clear()
+    CALLS.clear()
+    UNANSWERED.clear()
     preflight: list[Json] = []
     run_all = OperatorPreflightChecker.run_all
 
@@ -300,6 +303,8 @@ async def run_job(job: Json) -> Json:
     out["statusError"] = status.get("error")
     out["preflight"] = sorted(preflight, key=lambda c: c["name"]) if preflight else None
     out["jobsets"] = copy.deepcopy(CREATED)
+    out["calls"] = [list(k) for k in CALLS]
+    out["unanswered"] = list(UNANSWERED)
     return out
 
 
@@ -317,6 +322,11 @@ async def main() -> None:
             return EndpointHealthResult(reachable=True, error="")
 
         create.check_endpoint_health = reachable  # type: ignore[assignment]
+        # The operator's startup handler (main.open_runs_index) opens the runs index first.
+        from aiperf.operator import runs_index
+        from aiperf.operator.environment import OperatorEnvironment
+
+        await runs_index.open(OperatorEnvironment.RESULTS.DIR / ".aiperf_index.sqlite")
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -324,10 +334,8 @@ async def main() -> None:
                 if not line:
                     break
                 request = json.loads(line)
-                if request.get("calls"):
-                    answer: Json = {"calls": [list(k) for k in CALLS], "unanswered": list(UNANSWERED)}
-                elif "validate" in request:
-                    answer = validate(request["validate"])
+                if "validate" in request:
+                    answer: Json = validate(request["validate"])
                 else:
                     CLUSTER.clear()
                     CLUSTER.update(request.get("cluster", {}))
@@ -335,6 +343,7 @@ async def main() -> None:
                 sys.stdout.write(json.dumps(answer, default=str) + "\n")
                 sys.stdout.flush()
         finally:
+            await runs_index.close()
             await runner.cleanup()
 
 

@@ -1,0 +1,100 @@
+"""Every committed stack's AIPerfJobs, created by the released AIPerf 0.13.0 operator's own code.
+
+For each job ``plan`` admits, the real ``on_create`` handler (:mod:`oracle`) runs with the operator
+env the program sets (``operator-env`` patch) in the cluster the stack creates. It must accept
+the job (spec validation, worker sizing, all preflight checks, the JobSet build) and create a
+JobSet equal to the plan's prediction: name, labels, ``suspend``, TTL, pods per replicatedJob,
+every container's requests and limits, init containers; and the plan's per-job totals must be
+the sum of that JobSet's pods. Only Kubernetes API calls are stubbed (:data:`oracle.STUBBED_CALLS`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from aiperf_kueue import installs, manifests
+from aiperf_kueue.job_shape import predicted_jobset
+from aiperf_kueue.loader import parse_config
+from aiperf_kueue.requests import canonical, container_requests, kueue_pod_requests, total
+from aiperf_kueue.stack_plan import StackPlan, plan_stack
+from aiperf_kueue.submit import default_queue
+from tests.oracle import STUBBED_CALLS, Oracle, jobset_view, oracle, stack_cluster  # noqa: F401 (fixture)
+from tests.support import COMMITTED_STACKS, ROOT, stack_values
+
+#: Secrets the committed stacks' jobs reference, which their clusters must hold (created by hand:
+#: the program never sees an endpoint's key).
+SECRETS: dict[str, dict[str, dict[str, list[str]]]] = {
+    "prod": {"bench-team-a": {"llama-endpoint": ["api-key"]}},
+}
+
+
+def _plan(stack: str) -> StackPlan:
+    values, _ = stack_values(stack)
+    source = f"stacks/Pulumi.{stack}.yaml"
+    return plan_stack(parse_config(values, source), source, ROOT)
+
+
+def operator_env(plan: StackPlan) -> dict[str, str]:
+    """The env the program's ``operator-env`` patch sets on the operator container."""
+    config = plan.config
+    env = installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+    return {e["name"]: e["value"] for e in env}
+
+
+def _kueue_total(jobset: dict[str, Any]) -> dict[str, str | int]:
+    """Kueue's charge for a real JobSet: per replicatedJob, pods × the pod's request."""
+    parts = []
+    for rj in jobset["spec"]["replicatedJobs"]:
+        pod = rj["template"]["spec"]["template"]["spec"]
+        own = total(container_requests(c, c["name"]) for c in pod["containers"])
+        per_pod = kueue_pod_requests(own, pod.get("initContainers", []), {})
+        parts.append({r: a * rj["replicas"] for r, a in per_pod.items()})
+    return canonical(total(parts))
+
+
+@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_every_job_of_a_committed_stack_is_created_as_planned(stack: str, oracle: Oracle) -> None:
+    plan = _plan(stack)
+    config = plan.config
+    env = operator_env(plan)
+    cluster = stack_cluster(config, SECRETS.get(stack))
+    image = installs.operator_image(config.operator)
+    rows = {row["name"]: row for row in plan.jobs_table()}
+    assert plan.jobs.admissions
+    for admission in plan.jobs.admissions:
+        entry = admission.entry
+        spec = manifests.aiperf_job(admission, image, config.operator.default_priority_class)["spec"]
+        result = oracle.create(env, cluster, {"name": entry.name, "namespace": entry.namespace, "spec": spec})
+        assert (result["outcome"], result["statusError"], result["unanswered"]) == ("created", None, []), result
+        assert [c for c in result["preflight"] if c["status"] == "fail"] == []
+        (jobset,) = result["jobsets"]
+        predicted = predicted_jobset(
+            admission.shape,
+            name=entry.name,
+            spec=spec,
+            sizing=plan.sizing,
+            default_priority_class=env.get("AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS"),
+        )
+        assert jobset_view(jobset) == predicted, entry.name
+        assert _kueue_total(jobset) == rows[entry.name]["requests"], entry.name
+        assert result["returned"] == {"jobSetName": f"aiperf-{entry.name}", "workers": admission.shape.total_workers}
+        # The preflight the plan reports for the job is the operator's.
+        (kueue_queue,) = [c for c in result["preflight"] if c["name"] == "Kueue Queue"]
+        (mine,) = [c for c in plan.preflight if c.job == entry.name]
+        assert (kueue_queue["status"].upper(), kueue_queue["message"]) == (mine.outcome.status, mine.outcome.message)
+
+
+def test_the_committed_stacks_exercise_exactly_the_stubbed_calls(oracle: Oracle) -> None:
+    """The stub answers these Kubernetes API calls and nothing else; prod's jobs make all but the
+    ones no committed job needs (a named ServiceAccount, the Kueue-installed probe)."""
+    plan = _plan("prod")
+    env = operator_env(plan)
+    cluster = stack_cluster(plan.config, SECRETS["prod"])
+    admission = plan.jobs.admissions[0]
+    spec = manifests.aiperf_job(admission, installs.operator_image(plan.config.operator), None)["spec"]
+    result = oracle.create(env, cluster, {"name": admission.entry.name, "namespace": admission.entry.namespace, "spec": spec})
+    assert result["unanswered"] == []
+    unused = [["GET", "read serviceaccount"], ["GET", "list localqueues"]]
+    assert sorted(result["calls"]) == sorted(c for c in STUBBED_CALLS if c not in unused)
