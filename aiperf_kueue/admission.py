@@ -43,6 +43,7 @@ from typing import Literal
 from aiperf_kueue import quantity
 from aiperf_kueue.config import ClusterQueue, Pool, StackConfig, Taint, Toleration
 from aiperf_kueue.config.expansion import JobEntry
+from aiperf_kueue.credentials import credential_problems, credential_warnings, unresolved_variables
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.job_shape import JobShape, PodSet, job_shape
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
@@ -516,13 +517,15 @@ def check_jobs(
     config: StackConfig,
     plan: QueuePlan,
     sizing: Sizing,
+    operator_env: Mapping[str, str] | None = None,
 ) -> JobsReport:
     """Resolve, size and place every job; every job that could never run is a problem.
 
     Each entry's namespace must be one of a ClusterQueue's ``namespaces``; its ``queue``
     (default: that namespace's ``localQueue``) must be a LocalQueue this program creates
     there; its ``priorityClass`` must be declared in ``priorityClasses``. Flavors are
-    matched against the pods with the pools' nodeLabels, nodeTaints and tolerations.
+    matched against the pods with the pools' nodeLabels, nodeTaints and tolerations. The
+    operator (``sizing``, running with ``operator_env``; ``None``: unknown) must accept it.
     """
     owners: dict[str, tuple[ClusterQueue, list[str], WhenCanBorrow]] = {}
     for cq in config.queues.cluster_queues:
@@ -577,10 +580,14 @@ def check_jobs(
             )
             continue
         try:
+            refused = [*credential_problems(entry.spec), *unresolved_variables(entry.spec.manifest(), operator_env)]
+            if refused:
+                raise refused[0]
             shape = job_shape(entry.spec, sizing)
         except SizingError as exc:
             problems.append(Problem(f"{key_path(*where)}.{exc.path}", operator_failure(entry.name, exc, sizing)))
             continue
+        warnings += [f"{label}: {w}" for w in credential_warnings(entry.spec)]
         assignment = assign(
             plan,
             cq.name,

@@ -457,3 +457,4 @@ def sizing_env(config: StackConfig) -> dict[str, str]:
     ``operator.sizing``: pod sizes, the sweep controller's, workers per pod, the JobSet TTL and
     process-namespace sharing (:func:`aiperf_kueue.sizing.operator_env`)."""
     return operator_sizing_env(sizing_from_config(config.operator))
+

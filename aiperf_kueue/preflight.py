@@ -13,8 +13,8 @@ queueName set, 404, Kueue not installed                     FAIL   ``Kueue is no
 queueName set, 404, Kueue installed                         FAIL   ``Kueue LocalQueue '<q>' not found. ...``
 queueName set, other HTTP error (403)                       WARN   ``Could not verify Kueue queue: HTTP <code>``
 no queueName, Kueue not installed                           SKIP   ``Kueue not installed (queue check skipped)``
-no queueName, namespace annotated default-queue-name        PASS   ``No explicit queue specified but ...``
-no queueName, no annotation                                 WARN   ``Kueue is installed but no queue configured. ...``
+no queueName, namespace annotated with a queue (non-empty)  PASS   ``No explicit queue specified but ...``
+no queueName, no annotation (or an empty one)               WARN   ``Kueue is installed but no queue configured. ...``
 ==========================================================  =====  ==========================================
 
 The check reads **only** ``spec.scheduling.queueName``, never the operator's env default;
@@ -35,12 +35,22 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aiperf_kueue import manifests
-from aiperf_kueue.config import StackConfig
+from aiperf_kueue.admission import JobAdmission
+from aiperf_kueue.config import Pool, StackConfig
+from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
 from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.errors import Problem, key_path
+from aiperf_kueue.sizing import Sizing
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, DEFAULT_QUEUE_ANNOTATION, QUEUE_NAME_LABEL, KueueTarget
-from aiperf_kueue.submit import benchmark_namespaces, default_queue, namespace_annotations, namespace_queue
+from aiperf_kueue.submit import (
+    DEFAULT_QUEUE_ENV,
+    benchmark_namespaces,
+    default_queue,
+    namespace_annotations,
+    namespace_queue,
+    operator_env_known,
+)
 
 #: The operator's name for the check (the ``Pre-flight failed: <check>: <message>`` prefix).
 CHECK_NAME = "Kueue Queue"
@@ -116,7 +126,8 @@ def check_kueue_queue(namespace: str, queue_name: str | None, cluster: Cluster) 
             "Kueue not installed (queue check skipped)",
             "install Kueue, or accept that the job runs without gang-scheduling and quota",
         )
-    if DEFAULT_QUEUE_ANNOTATION in cluster.annotations.get(namespace, {}):
+    # The operator tests the annotation's value: an empty one configures no queue.
+    if cluster.annotations.get(namespace, {}).get(DEFAULT_QUEUE_ANNOTATION):
         return Outcome(
             "PASS",
             f"No explicit queue specified but namespace has {DEFAULT_QUEUE_ANNOTATION} annotation",
@@ -267,13 +278,20 @@ def _unlabelled(
     target: KueueTarget,
 ) -> str:
     """Where a job without ``spec.scheduling.queueName`` ends up: the annotation routes nothing,
-    the operator's env default ``default`` does."""
-    if default:
-        how = (
-            "operator.defaultQueue"
-            if config.operator.default_queue_setting != DEFAULT_QUEUE_AUTO
-            else "operator.defaultQueue: auto, the LocalQueue every benchmark namespace has"
+    the operator's env default ``default`` does (unknown when an external operator's env is)."""
+    if not operator_env_known(config):
+        return (
+            f"unknown: the external operator's env is not declared (operator.env: unknown); with {DEFAULT_QUEUE_ENV} "
+            "naming a LocalQueue of this namespace it labels the JobSet and creates it suspended for Kueue, without "
+            "it the JobSet carries no queue label; declare operator.env to know which"
         )
+    if default:
+        if not config.operator.install:
+            how = f"{DEFAULT_QUEUE_ENV} in the external operator's declared env"
+        elif config.operator.default_queue_setting != DEFAULT_QUEUE_AUTO:
+            how = "operator.defaultQueue"
+        else:
+            how = "operator.defaultQueue: auto, the LocalQueue every benchmark namespace has"
         return (
             f"the operator labels the JobSet {QUEUE_NAME_LABEL}={default} ({how}) and "
             f"creates it suspended; Kueue admits it through LocalQueue {default} (ClusterQueue {cluster_queue})"
@@ -300,6 +318,16 @@ def _unrouted(config: StackConfig, default: str | None) -> tuple[str, str] | Non
     """Why the operator stamps no queue label, and the fix; None when it has an env default."""
     if default:
         return None
+    if not config.operator.install:
+        if not operator_env_known(config):
+            return (
+                "the external operator's env is not declared (operator.env: unknown), so it may stamp none",
+                f"declare operator.env (with {DEFAULT_QUEUE_ENV}), or set defaultQueueAnnotation: false here",
+            )
+        return (
+            f"the external operator's declared env sets no {DEFAULT_QUEUE_ENV}",
+            f"set {DEFAULT_QUEUE_ENV} on that operator (and in operator.env), or set defaultQueueAnnotation: false here",
+        )
     if config.operator.default_queue_setting == DEFAULT_QUEUE_AUTO:
         names = sorted({ns.local_queue for _, _, ns in benchmark_namespaces(config)})
         return (
@@ -383,3 +411,154 @@ def warnings(checks: Sequence[Check]) -> list[str]:
         if c.mismatch is not None:
             out.append(f"{key_path(*c.origin)}: {c.mismatch}")
     return out
+
+
+# --------------------------------------------------------------------------- checks of the job itself
+
+#: Registries the operator's "Image Reference" check treats as public (``operator/preflight/_common.py``).
+PUBLIC_REGISTRIES = frozenset({"docker.io", "registry-1.docker.io", "ghcr.io", "quay.io", "nvcr.io", "registry.k8s.io"})
+
+
+def image_reference(image: str, has_pull_secrets: bool) -> Outcome:
+    """The operator's "Image Reference" check: WARN for an implicit ``latest`` tag, or a registry
+    outside :data:`PUBLIC_REGISTRIES` without ``imagePullSecrets``."""
+    rest, _, digest = image.rpartition("@") if "@" in image else (image, "", "")
+    tag = ""
+    if ":" in rest.split("/")[-1]:
+        rest, tag = rest.rsplit(":", 1)
+    parts = rest.split("/")
+    registry = "docker.io" if len(parts) == 1 or ("." not in parts[0] and ":" not in parts[0]) else parts[0]
+    problems = []
+    if not tag and not digest:
+        problems.append("Image uses implicit 'latest' tag which may cause inconsistent deployments")
+    if registry not in PUBLIC_REGISTRIES and not has_pull_secrets:
+        problems.append(f"Registry '{registry}' may require authentication but no imagePullSecrets configured")
+    if problems:
+        return Outcome(
+            "WARN",
+            f"Image '{image}': {'; '.join(problems)}",
+            "pin a tag or digest, and give podTemplate.imagePullSecrets for a private registry",
+        )
+    return Outcome("PASS", f"Image '{image}' reference is valid")
+
+
+def _cores(text: str) -> float:
+    # kubernetes/utils.py parse_cpu, as the check reads node allocatable and the sizing env.
+    if not text or text == "0":
+        return 0.0
+    scale = {"n": 1e-9, "u": 1e-6, "m": 1e-3}.get(text[-1])
+    return float(text[:-1]) * scale if scale is not None else float(text)
+
+
+def _gib(text: str) -> float:
+    return parse_memory_mib_float(text) / 1024
+
+
+def parse_memory_mib_float(text: str) -> float:
+    """Memory text → MiB as a float, as ``parse_memory_bytes`` reads it."""
+    value = text.strip()
+    if not value or value == "0":
+        return 0.0
+    for suffix, multiplier in (
+        ("Ki", 1024), ("Mi", 1024**2), ("Gi", 1024**3), ("Ti", 1024**4), ("Pi", 1024**5), ("Ei", 1024**6),
+        ("k", 1000), ("K", 1000), ("M", 1000**2), ("G", 1000**3), ("T", 1000**4), ("P", 1000**5), ("E", 1000**6),
+    ):  # fmt: skip
+        if value.endswith(suffix):
+            return float(value[: -len(suffix)]) * multiplier / 1024**2
+    return float(value) / 1024**2
+
+
+def _cpu_text(cores: float) -> str:
+    return f"{int(cores * 1000)}m" if cores < 1 else f"{cores:.1f}"
+
+
+def _memory_text(gib: float) -> str:
+    return f"{int(gib * 1024)}Mi" if gib < 1 else f"{gib:.1f}Gi"
+
+
+def per_node_schedulability(spec: AIPerfJobSpec, sizing: Sizing, pools: Sequence[Pool]) -> Outcome:
+    """The operator's "Per-Node Schedulability" check against the stack's nodes (the pools, each
+    node empty): FAIL when no node the pod template may use (its nodeSelector, its tolerations of
+    NoSchedule/NoExecute taints) has the allocatable of the larger of the controller pod (all its
+    possible containers) and the worker pod, as the operator's env sizes them."""
+    if (spec.resource_mode or sizing.release.resource_mode) == "none":
+        return Outcome("SKIP", "Skipped because spec.resourceMode=none omits controller/worker CPU and memory")
+    ctrl_cpu = sum(_cores(s.cpu) for s in sizing.controller.values())
+    ctrl_mem = sum(_gib(s.memory) for s in sizing.controller.values())
+    need_cpu = max(ctrl_cpu, _cores(sizing.worker_pod.cpu))
+    need_mem = max(ctrl_mem, _gib(sizing.worker_pod.memory))
+    template = spec.pod_template
+    selector = (template.node_selector if template else None) or {}
+    tolerations = (template.tolerations if template else None) or []
+    for pool in pools:
+        if any(pool.node_labels.get(k) != v for k, v in selector.items()):
+            continue
+        if not all(_tolerated(t.key, t.effect, tolerations) for t in pool.node_taints if t.effect != "PreferNoSchedule"):
+            continue
+        if _cores(pool.cpu) >= need_cpu and _gib(pool.memory) >= need_mem:
+            return Outcome("PASS", "At least one node can fit the largest pod")
+    return Outcome(
+        "FAIL",
+        f"No single node can fit the largest pod ({_cpu_text(need_cpu)} CPU, {_memory_text(need_mem)} mem). "
+        "Add larger nodes or reduce pod resource requirements.",
+        "give the pools bigger nodes (inventory.pools[].cpu/memory), or shrink operator.sizing.workerPod and the "
+        "controller containers; the operator compares each node with the larger pod before anything is created",
+    )
+
+
+def node_selector_match(spec: AIPerfJobSpec, pools: Sequence[Pool]) -> Outcome:
+    """The operator's "Node Selector Match" check: FAIL when ``podTemplate.nodeSelector`` matches
+    no node of the pools (by labels alone)."""
+    selector = (spec.pod_template.node_selector if spec.pod_template else None) or {}
+    if not selector:
+        return Outcome("SKIP", "No nodeSelector specified")
+    if any(all(pool.node_labels.get(k) == v for k, v in selector.items()) for pool in pools):
+        return Outcome("PASS", "node(s) match nodeSelector")
+    text = ", ".join(f"{k}={v}" for k, v in selector.items())
+    return Outcome(
+        "FAIL",
+        f"No node matches nodeSelector {{{text}}}. Label nodes with: kubectl label node <name> {text}",
+        "select labels of a pool (inventory.pools[].nodeLabels), or drop the nodeSelector",
+    )
+
+
+def _tolerated(key: str, effect: str, tolerations: Sequence[Any]) -> bool:
+    # The check's loose matching (_toleration_matches_taint): key and effect, never the value.
+    for t in tolerations:
+        if not isinstance(t, dict):
+            continue
+        op, t_key, t_effect = t.get("operator") or "Equal", t.get("key") or "", t.get("effect") or ""
+        if (op == "Exists" and not t_key) or t_key == key:
+            if not t_effect or t_effect == effect:
+                return True
+    return False
+
+
+def job_problems_and_warnings(
+    admissions: Sequence[JobAdmission], config: StackConfig, sizing: Sizing, default_image: str
+) -> tuple[list[Problem], list[str]]:
+    """The operator's checks of each job against the stack's nodes and image: a FAIL is a
+    problem at the job's key carrying the operator's ``status.error``, a WARN a plan warning."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    for a in admissions:
+        entry, spec = a.entry, a.entry.spec
+        label = f"{key_path(*entry.origin)} {entry.name}"
+        for check, outcome in (
+            ("Node Selector Match", node_selector_match(spec, config.inventory.pools)),
+            ("Per-Node Schedulability", per_node_schedulability(spec, sizing, config.inventory.pools)),
+        ):
+            if outcome.status == "FAIL":
+                problems.append(
+                    Problem(
+                        key_path(*entry.origin),
+                        f'{entry.name}: AIPerf {sizing.version} would fail the AIPerfJob (status.error "Pre-flight '
+                        f'failed: {check}: {outcome.message}"); {outcome.fix}',
+                    )
+                )
+                break
+        pull = bool(spec.pod_template and spec.pod_template.image_pull_secrets)
+        image = image_reference(spec.image or default_image, pull)
+        if image.status == "WARN":
+            warnings.append(f'{label}: AIPerf preflight WARN "Image Reference": "{image.message}" Fix: {image.fix}')
+    return list(dict.fromkeys(problems)), list(dict.fromkeys(warnings))

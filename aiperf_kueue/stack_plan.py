@@ -14,14 +14,22 @@ from typing import Any
 from aiperf_kueue import preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.config.expansion import expand_sweeps
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.installs import kueue_source_problems, provider_problems
+from aiperf_kueue.installs import (
+    kueue_source_problems,
+    operator_env,
+    operator_image,
+    provider_problems,
+    sizing_env,
+)
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
 from aiperf_kueue.requests import canonical
 from aiperf_kueue.sizing import Sizing, sizing_from_config
+from aiperf_kueue.submit import default_queue
 
 
 @dataclass(frozen=True)
@@ -122,13 +130,21 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
         raise ConfigError(source, install_problems)
     entries = expand_sweeps(config.jobs, config.sweeps, source)
     sizing = sizing_from_config(config.operator)
-    report = check_jobs(entries, config, queues, sizing)
+    report = check_jobs(entries, config, queues, sizing, effective_operator_env(config))
     checks = preflight.stack_checks(config, entries, queues.target)
-    problems = _merge(list(report.problems), preflight.problems(checks))
+    image = operator_image(config.operator)
+    failed, job_warnings = preflight.job_problems_and_warnings(report.admissions, config, sizing, image)
+    problems = _merge(list(report.problems), [*preflight.problems(checks), *failed])
     if problems:
         raise ConfigError(source, problems)
     rbac = preflight.rbac_warning(config)
-    warnings = (*priority_warnings(config), *preflight.warnings(checks), *([rbac] if rbac else []))
+    warnings = (
+        *_external_operator_warnings(config, sizing),
+        *priority_warnings(config),
+        *preflight.warnings(checks),
+        *job_warnings,
+        *([rbac] if rbac else []),
+    )
     return StackPlan(config, queues, sizing, report, checks, warnings)
 
 
@@ -146,3 +162,27 @@ def _merge(admission: list[Problem], failed: list[Problem]) -> list[Problem]:
         elif p.path not in replaced:
             out.append(p)
     return out + [p for ps in pending.values() for p in ps]
+
+
+def effective_operator_env(config: StackConfig) -> dict[str, str] | None:
+    """The ``AIPERF_*`` env the operator runs with: what this program sets on the Deployment
+    (``install: true``), the external operator's declared ``env``, or ``None`` when unknown."""
+    op = config.operator
+    if not op.install:
+        return dict(op.env) if isinstance(op.env, dict) else None
+    env = operator_env(op, default_queue(config), sizing_env(config))
+    return {e["name"]: e["value"] for e in env}
+
+
+def _external_operator_warnings(config: StackConfig, sizing: Sizing) -> list[str]:
+    """What the plan can only assume about an operator it does not install."""
+    op = config.operator
+    if op.install or sizing.known:
+        return []
+    what = "its release (operator.aiperfVersion: unknown)" if op.aiperf_version == UNKNOWN else "its env"
+    return [
+        f"operator: the external operator's {what} is not declared, so every job's pods are sized with AIPerf "
+        f"{sizing.version}'s defaults (worker pod {sizing.worker_pod.cpu} / {sizing.worker_pod.memory}) and may "
+        "differ; declare operator.aiperfVersion and operator.env (kubectl set env deploy/<operator> --list) to "
+        "make the admission proof exact"
+    ]
