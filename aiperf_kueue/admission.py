@@ -34,6 +34,7 @@ The cluster is assumed empty: no other workload holds quota, nothing is preempte
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -649,6 +650,9 @@ def operator_failure(job: str, exc: SizingError, sizing: Sizing) -> str:
     """A job the operator would fail: why, the operator's own message, and the fix."""
     if exc.operator is None:
         return f"{job}: {exc.message}"
-    return (
-        f'{job}: AIPerf {sizing.version} would fail the AIPerfJob (status.error "{exc.operator}"); {exc.message}'
-    )
+    return f"{job}: AIPerf {sizing.version} would fail the AIPerfJob (status.error {quoted(exc.operator)}); {exc.message}"
+
+
+def quoted(message: str) -> str:
+    """The operator's message in double quotes, one line (JSON string escapes: ``\\n``, ``\\"``)."""
+    return json.dumps(message, ensure_ascii=False)

@@ -162,7 +162,8 @@ def unresolved_variables(spec: dict[str, Any], operator_env: Mapping[str, str] |
                             path,
                             f"${{{name}}} is substituted in the operator's process, whose env has no {name}: give a "
                             f"default (${{{name}:value}}) or, for a credential, a Secret-backed pod env variable",
-                            f"Invalid spec: Required environment variable '{name}' is not set",
+                            f"Invalid spec: Required environment variable '{name}' is not set\n"
+                            "Context: Use ${VAR:default} syntax to provide a default value",
                         )
                     )
     return out

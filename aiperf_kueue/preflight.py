@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aiperf_kueue import manifests
-from aiperf_kueue.admission import JobAdmission
+from aiperf_kueue.admission import JobAdmission, quoted
 from aiperf_kueue.config import Pool, StackConfig
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
@@ -552,8 +552,8 @@ def job_problems_and_warnings(
                 problems.append(
                     Problem(
                         key_path(*entry.origin),
-                        f'{entry.name}: AIPerf {sizing.version} would fail the AIPerfJob (status.error "Pre-flight '
-                        f'failed: {check}: {outcome.message}"); {outcome.fix}',
+                        f"{entry.name}: AIPerf {sizing.version} would fail the AIPerfJob (status.error "
+                        f"{quoted(f'Pre-flight failed: {check}: {outcome.message}')}); {outcome.fix}",
                     )
                 )
                 break
