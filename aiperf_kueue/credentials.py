@@ -83,7 +83,7 @@ def credential_problems(spec: AIPerfJobSpec) -> list[SizingError]:
                 "a key here is stored in the AIPerfJob for anyone who can read it (and a ${VAR} is resolved in the "
                 "operator's process, not the pod's): remove apiKey and give the pods the key from a Secret, "
                 f"podTemplate.env: [{{name: {INJECTED_API_KEY}, valueFrom: {{secretKeyRef: {{name: <secret>, "
-                "key: <key>}}}}]",
+                "key: <key>}}}]",
             )
         )
     elif key is not None and not {INJECTED_API_KEY, OPENAI_API_KEY} & secret_env:

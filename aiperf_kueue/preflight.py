@@ -490,19 +490,27 @@ def per_node_schedulability(spec: AIPerfJobSpec, sizing: Sizing, pools: Sequence
     template = spec.pod_template
     selector = (template.node_selector if template else None) or {}
     tolerations = (template.tolerations if template else None) or []
-    for pool in pools:
-        if any(pool.node_labels.get(k) != v for k, v in selector.items()):
-            continue
-        if not all(_tolerated(t.key, t.effect, tolerations) for t in pool.node_taints if t.effect != "PreferNoSchedule"):
-            continue
-        if _cores(pool.cpu) >= need_cpu and _gib(pool.memory) >= need_mem:
-            return Outcome("PASS", "At least one node can fit the largest pod")
+    usable = [
+        pool
+        for pool in pools
+        if all(pool.node_labels.get(k) == v for k, v in selector.items())
+        and all(_tolerated(t.key, t.effect, tolerations) for t in pool.node_taints if t.effect != "PreferNoSchedule")
+    ]
+    if any(_cores(p.cpu) >= need_cpu and _gib(p.memory) >= need_mem for p in usable):
+        return Outcome("PASS", "At least one node can fit the largest pod")
+    fix = (
+        "give the pools bigger nodes (inventory.pools[].cpu/memory), or shrink operator.sizing.workerPod and the "
+        "controller containers"
+        if usable
+        else "every pool's nodes are excluded by a NoSchedule/NoExecute taint the pod template does not tolerate "
+        "or by its nodeSelector; the operator checks spec.podTemplate's own tolerations, not the ones Kueue adds "
+        "for a flavor, so add the pool's tolerations to spec.podTemplate.tolerations"
+    )
     return Outcome(
         "FAIL",
         f"No single node can fit the largest pod ({_cpu_text(need_cpu)} CPU, {_memory_text(need_mem)} mem). "
         "Add larger nodes or reduce pod resource requirements.",
-        "give the pools bigger nodes (inventory.pools[].cpu/memory), or shrink operator.sizing.workerPod and the "
-        "controller containers; the operator compares each node with the larger pod before anything is created",
+        fix,
     )
 
 
@@ -544,19 +552,27 @@ def job_problems_and_warnings(
     for a in admissions:
         entry, spec = a.entry, a.entry.spec
         label = f"{key_path(*entry.origin)} {entry.name}"
-        for check, outcome in (
-            ("Node Selector Match", node_selector_match(spec, config.inventory.pools)),
-            ("Per-Node Schedulability", per_node_schedulability(spec, sizing, config.inventory.pools)),
-        ):
-            if outcome.status == "FAIL":
-                problems.append(
-                    Problem(
-                        key_path(*entry.origin),
-                        f"{entry.name}: AIPerf {sizing.version} would fail the AIPerfJob (status.error "
-                        f"{quoted(f'Pre-flight failed: {check}: {outcome.message}')}); {outcome.fix}",
-                    )
+        # Neither check reads the concurrency: a sweep's points fail alike, said once for the sweep.
+        what = "every AIPerfJob of the sweep" if entry.sweep else "the AIPerfJob"
+        failed = [
+            (check, outcome)
+            for check, outcome in (
+                ("Node Selector Match", node_selector_match(spec, config.inventory.pools)),
+                ("Per-Node Schedulability", per_node_schedulability(spec, sizing, config.inventory.pools)),
+            )
+            if outcome.status == "FAIL"
+        ]
+        if failed:
+            # The operator joins its failed checks with "; " in the order they finish, which varies.
+            error = "Pre-flight failed: " + "; ".join(f"{check}: {outcome.message}" for check, outcome in failed)
+            fixes = "; ".join(str(outcome.fix) for _, outcome in failed)
+            problems.append(
+                Problem(
+                    key_path(*entry.origin),
+                    f"{entry.sweep or entry.name}: AIPerf {sizing.version} would fail {what} (status.error "
+                    f"{quoted(error)}); {fixes}",
                 )
-                break
+            )
         pull = bool(spec.pod_template and spec.pod_template.image_pull_secrets)
         image = image_reference(spec.image or default_image, pull)
         if image.status == "WARN":

@@ -10,12 +10,15 @@ the sum of that JobSet's pods. Only Kubernetes API calls are stubbed (:data:`ora
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
 
 from aiperf_kueue import installs, manifests
 from aiperf_kueue.job_shape import predicted_jobset
+from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.requests import canonical, container_requests, kueue_pod_requests, total
 from aiperf_kueue.stack_plan import StackPlan, plan_stack
@@ -98,3 +101,73 @@ def test_the_committed_stacks_exercise_exactly_the_stubbed_calls(oracle: Oracle)
     assert result["unanswered"] == []
     unused = [["GET", "read serviceaccount"], ["GET", "list localqueues"]]
     assert sorted(result["calls"]) == sorted(c for c in STUBBED_CALLS if c not in unused)
+
+
+#: A cluster whose CPU pool is too small for a 0.13.0 worker pod and whose GPU pool is tainted.
+NODE_STACK: dict[str, Any] = {
+    "inventory": {
+        "pools": [
+            {"name": "small", "nodes": 4, "cpu": "3", "memory": "16Gi", "nodeLabels": {"node-pool": "small"}},
+            {
+                "name": "gpu",
+                "nodes": 1,
+                "cpu": "32",
+                "memory": "256Gi",
+                "gpus": 8,
+                "nodeLabels": {"node-pool": "gpu"},
+                "nodeTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        ]
+    },
+    "queues": {"clusterQueues": [{"name": "q", "share": 100, "namespaces": [{"name": "bench"}]}]},
+}
+_SPEC: dict[str, Any] = {
+    "benchmark": {
+        "models": ["m"],
+        "endpoint": {"urls": ["http://llm:8000"]},
+        "datasets": [{"name": "main"}],
+        "phases": [{"name": "profiling", "type": "concurrency", "requests": 5}],
+    }
+}
+_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("pod_template", "status_error"),
+    [
+        # Only the tainted pool is big enough, and the pod template does not tolerate its taint.
+        ({}, "Pre-flight failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi mem). "
+             "Add larger nodes or reduce pod resource requirements."),
+        # No node has the label, so none can fit the pod either: both checks fail.
+        ({"nodeSelector": {"node-pool": "gpu-h100"}},
+         "Pre-flight failed: Node Selector Match: No node matches nodeSelector {node-pool=gpu-h100}. Label nodes "
+         "with: kubectl label node <name> node-pool=gpu-h100; Per-Node Schedulability: No single node can fit the "
+         "largest pod (3.4 CPU, 6.0Gi mem). Add larger nodes or reduce pod resource requirements."),
+        ({"tolerations": [_GPU_TOLERATION]}, None),
+        ({"nodeSelector": {"node-pool": "gpu"}, "tolerations": [_GPU_TOLERATION]}, None),
+    ],
+)
+def test_the_node_checks_are_the_operators(
+    pod_template: dict[str, Any], status_error: str | None, oracle: Oracle
+) -> None:
+    spec = {**_SPEC, "podTemplate": pod_template} if pod_template else _SPEC
+    values = {**NODE_STACK, "jobs": [{"name": "j", "namespace": "bench", "spec": spec}]}
+    config = parse_config(values, "nodes.yaml")
+    try:
+        plan_stack(config, "nodes.yaml")
+        planned = None
+    except ConfigError as exc:
+        (problem,) = exc.problems
+        planned = json.loads(re.search(r'status\.error ("(?:[^"\\]|\\.)*")\); ', problem.message).group(1))  # type: ignore[union-attr]
+    env = {e["name"]: e["value"] for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))}
+    job = {**spec, "image": installs.operator_image(config.operator), "scheduling": {"queueName": "aiperf-queue"}}
+    result = oracle.create(env, stack_cluster(config), {"name": "j", "namespace": "bench", "spec": job})
+    assert (_checks(planned), _checks(result["statusError"])) == (_checks(status_error), _checks(status_error))
+
+
+def _checks(status_error: str | None) -> set[str] | None:
+    """The failed checks of a preflight ``status.error``, in no order (the operator's varies)."""
+    if status_error is None:
+        return None
+    return set(re.split(r"; (?=[A-Z][A-Za-z -]+: )", status_error.removeprefix("Pre-flight failed: ")))
