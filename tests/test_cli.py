@@ -29,11 +29,11 @@ DEV_PLAN = {
             "priorityClass": None,
             "pods": 2,
             "workers": 1,
-            "requests": {"cpu": "600m", "memory": "5888Mi"},
+            "requests": {"cpu": "3800m", "memory": "7936Mi"},
             "flavor": ["default"],
             "fits": True,
             "borrowing": False,
-            "fitOnNominal": 2,
+            "fitOnNominal": 1,
         }
     ],
     "preflight": [
@@ -79,7 +79,7 @@ DEV_PLAN = {
         },
     ],
     "aiperfCli": {
-        "aiperf-benchmarks": "aiperf kube profile --namespace aiperf-benchmarks --image nvcr.io/nvidia/aiperf:0.8.0 "
+        "aiperf-benchmarks": "aiperf kube profile --namespace aiperf-benchmarks --image nvcr.io/nvidia/aiperf:0.13.0 "
         "--queue-name aiperf-queue"
     },
     "warnings": [],
