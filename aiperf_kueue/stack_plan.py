@@ -179,7 +179,7 @@ def _external_operator_warnings(config: StackConfig, sizing: Sizing) -> list[str
     op = config.operator
     if op.install or sizing.known:
         return []
-    what = "its release (operator.aiperfVersion: unknown)" if op.aiperf_version == UNKNOWN else "its env"
+    what = "release (operator.aiperfVersion: unknown)" if op.aiperf_version == UNKNOWN else "env (operator.env)"
     return [
         f"operator: the external operator's {what} is not declared, so every job's pods are sized with AIPerf "
         f"{sizing.version}'s defaults (worker pod {sizing.worker_pod.cpu} / {sizing.worker_pod.memory}) and may "

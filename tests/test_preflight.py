@@ -407,5 +407,7 @@ def test_operator_rbac_left_to_others_warns_with_the_403_rows() -> None:
     )
     values["operator"]["values"] = {"rbac": {"create": True}}
     assert _plan(values).warnings == ()
-    values["operator"] = {"install": False, "values": {"rbac": {"create": False}}}
+    # An external operator (its env declared, naming the namespaces' queue): its RBAC is not this stack's.
+    env = {"AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME": "aiperf-queue"}
+    values["operator"] = {"install": False, "env": env, "values": {"rbac": {"create": False}}}
     assert _plan(values).warnings == ()

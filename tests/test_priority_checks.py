@@ -21,10 +21,10 @@ def _stack(preemption: dict[str, Any] | None, *, cohort: bool = True, job_class:
         "namespace": "bench",
         "spec": {
             "benchmark": {
-                "models": "m",
+                "models": ["m"],
                 "endpoint": {"urls": ["http://m:8000"]},
                 "datasets": [{"name": "main", "type": "synthetic"}],
-                "phases": [{"name": "profiling", "kind": "profiling", "concurrency": 4, "requests": 10}],
+                "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 4, "requests": 10}],
             }
         },
     }

@@ -120,7 +120,7 @@ def test_offline_every_secure_leaf_is_registered_as_a_secret(tmp_path: Path) -> 
     for name in sweep_points:
         assert jobs[name]["spec"]["benchmark"]["endpoint"]["headers"] == {"X-Key": secret("[encrypted 30c669c1]")}
     # The rest of the spec stays in clear, reviewable.
-    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][0]["name"] == "OPENAI_API_KEY"
+    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][0]["name"] == "AIPERF_INJECTED_API_KEY"
 
 
 def test_under_pulumi_up_the_decrypted_values_are_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -113,7 +113,7 @@ def test_external_operator_env() -> None:
         ({"aiperfVersion": "0.12.0"}, "must be an AIPerf release this program models (0.13.0) or 'unknown'"),
         ({"aiperfVersion": "unknown"}, "'unknown' is only for an external operator (install: false)"),
         ({"env": {"A": "b"}}, "env: only with install: false"),
-        ({"install": False, "sizing": {}}, "sizing: install settings, and with install: false nothing installs them"),
+        ({"install": False, "sizing": {}}, "sizing: with install: false nothing sets the operator's sizing"),
         ({"install": False, "env": "later"}, "must be a mapping of variable to value, or 'unknown'"),
     ],
 )

@@ -293,15 +293,11 @@ class OperatorConfig(Model):
                     "env: only with install: false (the external operator's env); with install: true the program "
                     "sets the operator's env from defaultQueue, defaultPriorityClass and sizing"
                 )
-        else:
-            declared = [k for k, f in (("defaultQueue", "default_queue_setting"), ("defaultPriorityClass",
-                        "default_priority_class"), ("sizing", "sizing")) if f in given]  # fmt: skip
-            if declared:
-                raise ValueError(
-                    f"{', '.join(declared)}: install settings, and with install: false nothing installs them; "
-                    "declare the external operator's env instead (env: {AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME: "
-                    "..., ...}, or env: unknown)"
-                )
+        elif "sizing" in given:
+            raise ValueError(
+                "sizing: with install: false nothing sets the operator's sizing; declare the external operator's "
+                "env instead (env: {AIPERF_K8S_WORKER_POD_CPU: ..., ...}, or env: unknown)"
+            )
         return self
 
     @property
