@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from aiperf_kueue.aiperf_release import DEFAULT_VERSION, RELEASES, release
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
 from aiperf_kueue.config.expansion import JobEntry
@@ -435,6 +436,11 @@ def readiness_gate(config: StackConfig, target: KueueTarget) -> dict[str, Any]:
     }
 
 
+def chart_tag(op: OperatorConfig) -> str:
+    """The ``ai-dynamo/aiperf`` git tag whose chart ships the operator's release (``v0.13.0``)."""
+    return release(op.aiperf_version if op.aiperf_version in RELEASES else DEFAULT_VERSION).chart_ref
+
+
 def local_chart_warning(config: StackConfig, project_dir: Path) -> str | None:
     """The plan warning for a local operator chart that is not there: its ``values.schema.json``
     cannot validate the merged values, and ``pulumi up`` would fail to render it. None for an
@@ -447,8 +453,8 @@ def local_chart_warning(config: StackConfig, project_dir: Path) -> str | None:
         return None
     return (
         f"operator.chart: local chart {op.chart!r} not found (resolved to {chart}): the merged values were not "
-        "validated against its values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf "
-        "at the pinned commit there, or point operator.chart at the checkout"
+        f"validated against its values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf "
+        f"at tag {chart_tag(op)} there, or point operator.chart at the checkout"
     )
 
 

@@ -175,8 +175,15 @@ def effective_operator_env(config: StackConfig) -> dict[str, str] | None:
 
 
 def _external_operator_warnings(config: StackConfig, sizing: Sizing) -> list[str]:
-    """What the plan can only assume about an operator it does not install."""
+    """What the plan can only assume about the operator: one it does not install, or an image
+    that is not the release the plan models."""
     op = config.operator
+    if op.image.tag is not None and op.aiperf_version not in (UNKNOWN, op.image.tag.removeprefix("v")):
+        return [
+            f"operator.image.tag: {op.image.tag!r} is not AIPerf {op.aiperf_version} (operator.aiperfVersion), whose "
+            "defaults and rules the plan sizes and checks every job by; set aiperfVersion to the image's release, or "
+            "drop image.tag to run the release's own image"
+        ]
     if op.install or sizing.known:
         return []
     what = "release (operator.aiperfVersion: unknown)" if op.aiperf_version == UNKNOWN else "env (operator.env)"

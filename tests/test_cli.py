@@ -222,7 +222,7 @@ def test_a_local_operator_chart_not_checked_out_is_a_note_on_stderr(
     assert printed.err == (
         "note: operator.chart: local chart 'charts/not-checked-out' not found (resolved to "
         f"{ROOT / 'charts' / 'not-checked-out'}): the merged values were not validated against its "
-        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at the pinned commit "
+        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at tag v0.13.0 "
         "there, or point operator.chart at the checkout\n"
     )
     # The files are the same wherever the plan is made: the note is not in them.

@@ -527,7 +527,7 @@ def test_local_operator_chart_that_is_not_there_warns(tmp_path: Path) -> None:
     assert installs.local_chart_warning(config, tmp_path) == (
         "operator.chart: local chart 'charts/aiperf-operator' not found (resolved to "
         f"{tmp_path / 'charts' / 'aiperf-operator'}): the merged values were not validated against its "
-        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at the pinned commit "
+        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at tag v0.13.0 "
         "there, or point operator.chart at the checkout"
     )
     (tmp_path / "charts" / "aiperf-operator").mkdir(parents=True)
