@@ -147,9 +147,7 @@ class Flavor:
         """
         tolerations = placement.tolerations + self.tolerations
         for taint in self.node_taints:
-            if taint.effect in CHECKED_TAINT_EFFECTS and not any(
-                t.tolerates(taint) for t in tolerations
-            ):
+            if taint.effect in CHECKED_TAINT_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
                 return f"untolerated taint {taint.kueue_text()} in flavor {self.name}"
         labels = dict(self.node_labels)
         if not _matches_node_affinity(placement, labels, frozenset(labels) if label_keys is None else label_keys):
@@ -650,9 +648,11 @@ def operator_failure(job: str, exc: SizingError, sizing: Sizing) -> str:
     """A job the operator would fail: why, the operator's own message, and the fix."""
     if exc.operator is None:
         return f"{job}: {exc.message}"
-    return f"{job}: AIPerf {sizing.version} would fail the AIPerfJob (status.error {quoted(exc.operator)}); {exc.message}"
+    return (
+        f"{job}: AIPerf {sizing.version} would fail the AIPerfJob (status.error {quoted(exc.operator)}); {exc.message}"
+    )
 
 
 def quoted(message: str) -> str:
-    """The operator's message in double quotes, one line (JSON string escapes: ``\\n``, ``\\"``)."""
+    """The operator's message in double quotes on one line, escaped as a JSON string (newlines too)."""
     return json.dumps(message, ensure_ascii=False)

@@ -20,8 +20,8 @@ import yaml
 
 from aiperf_kueue.aiperf_release import DEFAULT_VERSION, RELEASES, release
 from aiperf_kueue.config import StackConfig
-from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
 from aiperf_kueue.config.expansion import JobEntry
+from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.sizing import operator_env as operator_sizing_env
@@ -463,4 +463,3 @@ def sizing_env(config: StackConfig) -> dict[str, str]:
     ``operator.sizing``: pod sizes, the sweep controller's, workers per pod, the JobSet TTL and
     process-namespace sharing (:func:`aiperf_kueue.sizing.operator_env`)."""
     return operator_sizing_env(sizing_from_config(config.operator))
-

@@ -296,7 +296,11 @@ def weighted_split(budget: int, weights: list[int]) -> list[int]:
 
 
 def _worker_containers(sizing: Sizing, mode: str, workers: int, rps: int, pinned: str | None) -> tuple[Container, ...]:
-    names = ["worker-group-manager", *(f"worker-{i}" for i in range(workers)), *(f"record-processor-{i}" for i in range(rps))]
+    names = [
+        "worker-group-manager",
+        *(f"worker-{i}" for i in range(workers)),
+        *(f"record-processor-{i}" for i in range(rps)),
+    ]
     if mode == "none":
         return tuple(Container(n, None) for n in names)
     rel = sizing.release
@@ -305,7 +309,10 @@ def _worker_containers(sizing: Sizing, mode: str, workers: int, rps: int, pinned
     budget_mib = parse_memory_mib(sizing.worker_pod.memory)
     knobs = "--workers-per-pod / --record-processors-per-pod"
     shape = f"1 worker-pod-manager + {workers} worker(s) + {rps} record processor(s)"
-    reduce = f"raise operator.sizing.workerPod or lower runtime.workersPerPod / recordProcessorsPerPod ({count} containers per worker pod)"
+    reduce = (
+        "raise operator.sizing.workerPod or lower runtime.workersPerPod / recordProcessorsPerPod "
+        f"({count} containers per worker pod)"
+    )
     if budget_m < rel.min_container_cpu_millis * count:
         raise _dry_run(
             f"WORKER_POD CPU budget ({budget_m}m) cannot cover the {rel.min_container_cpu_millis}m minimum per "
@@ -408,7 +415,9 @@ def _pod_extras(spec: AIPerfJobSpec) -> tuple[list[dict[str, Any]], dict[str, Fr
     warnings = []
     init = extra.get("initContainers", template.init_containers) or []
     where = (
-        "spec.podTemplate.extraPodSpec.initContainers" if "initContainers" in extra else "spec.podTemplate.initContainers"
+        "spec.podTemplate.extraPodSpec.initContainers"
+        if "initContainers" in extra
+        else "spec.podTemplate.initContainers"
     )
     if not isinstance(init, list) or not all(isinstance(c, dict) for c in init):
         raise SizingError(where, "must be a list of containers")

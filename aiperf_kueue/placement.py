@@ -80,7 +80,6 @@ class Placement:
     """``tolerations``, in order."""
 
 
-
 def placement(spec: AIPerfJobSpec) -> Placement:
     """The nodeSelector, required node affinity and tolerations the operator gives both pods.
 
@@ -197,5 +196,3 @@ def _requirement(raw: Any, where: str) -> NodeSelectorRequirement:
             f"{where}.values", f"must be one integer (as a string) with operator {operator}, got {values!r}"
         )
     return NodeSelectorRequirement(key, operator, tuple(values))
-
-

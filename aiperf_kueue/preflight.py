@@ -38,11 +38,11 @@ from aiperf_kueue import manifests
 from aiperf_kueue.admission import JobAdmission, quoted
 from aiperf_kueue.config import Pool, StackConfig
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
 from aiperf_kueue.config.expansion import JobEntry
+from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
 from aiperf_kueue.errors import Problem, key_path
-from aiperf_kueue.sizing import Sizing
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, DEFAULT_QUEUE_ANNOTATION, QUEUE_NAME_LABEL, KueueTarget
+from aiperf_kueue.sizing import Sizing
 from aiperf_kueue.submit import (
     DEFAULT_QUEUE_ENV,
     benchmark_namespaces,
@@ -326,7 +326,8 @@ def _unrouted(config: StackConfig, default: str | None) -> tuple[str, str] | Non
             )
         return (
             f"the external operator's declared env sets no {DEFAULT_QUEUE_ENV}",
-            f"set {DEFAULT_QUEUE_ENV} on that operator (and in operator.env), or set defaultQueueAnnotation: false here",
+            f"set {DEFAULT_QUEUE_ENV} on that operator (and in operator.env), or set defaultQueueAnnotation: false "
+            "here",
         )
     if config.operator.default_queue_setting == DEFAULT_QUEUE_AUTO:
         names = sorted({ns.local_queue for _, _, ns in benchmark_namespaces(config)})
@@ -536,9 +537,8 @@ def _tolerated(key: str, effect: str, tolerations: Sequence[Any]) -> bool:
         if not isinstance(t, dict):
             continue
         op, t_key, t_effect = t.get("operator") or "Equal", t.get("key") or "", t.get("effect") or ""
-        if (op == "Exists" and not t_key) or t_key == key:
-            if not t_effect or t_effect == effect:
-                return True
+        if ((op == "Exists" and not t_key) or t_key == key) and (not t_effect or t_effect == effect):
+            return True
     return False
 
 

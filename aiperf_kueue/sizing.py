@@ -55,7 +55,7 @@ def parse_cpu_millis(text: str) -> int:
         return 0
     scale = {"n": 1e-9, "u": 1e-6, "m": 1e-3}.get(text[-1])
     cores = float(text[:-1]) * scale if scale is not None else float(text)
-    return int(round(cores * 1000))
+    return round(cores * 1000)
 
 
 _MEMORY_SUFFIXES = (
@@ -188,7 +188,9 @@ def with_overrides(base: Sizing, sizing: OperatorSizing) -> Sizing:
     return dataclasses.replace(
         base,
         worker_pod=over(base.worker_pod, sizing.worker_pod) if sizing.worker_pod else base.worker_pod,
-        controller={k: over(v, sizing.controller[k]) if k in sizing.controller else v for k, v in base.controller.items()},
+        controller={
+            k: over(v, sizing.controller[k]) if k in sizing.controller else v for k, v in base.controller.items()
+        },
         sweep_controller=(
             over(base.sweep_controller, sizing.sweep_controller) if sizing.sweep_controller else base.sweep_controller
         ),

@@ -14,8 +14,8 @@ from typing import Any
 from aiperf_kueue import preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
-from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.config.expansion import expand_sweeps
+from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.installs import (
     kueue_source_problems,

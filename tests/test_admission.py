@@ -27,10 +27,10 @@ from aiperf_kueue.config.expansion import expand_sweeps
 from aiperf_kueue.config.jobs import Job, Sweep
 from aiperf_kueue.config.sizing import OperatorSizing
 from aiperf_kueue.errors import Problem
+from aiperf_kueue.job_shape import PodSet, job_shape
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import PoolTotal, QueuePlan
-from aiperf_kueue.job_shape import PodSet, job_shape
 from aiperf_kueue.sizing import Sizing, release_sizing, with_overrides
 
 GI = 2**30
@@ -64,7 +64,9 @@ def make_plan(
 #: Operator sizings the tests size jobs with: 0.13.0's defaults, and a small worker pod.
 SIZINGS: dict[str, Sizing] = {
     "0.13.0": release_sizing("0.13.0"),
-    "small": with_overrides(release_sizing("0.13.0"), OperatorSizing.model_validate({"workerPod": {"cpu": "150m", "memory": "5Gi"}})),
+    "small": with_overrides(
+        release_sizing("0.13.0"), OperatorSizing.model_validate({"workerPod": {"cpu": "150m", "memory": "5Gi"}})
+    ),
 }
 
 
@@ -346,7 +348,12 @@ STACK_PLAN = make_plan(
 
 def base_spec(**fields: Any) -> dict[str, Any]:
     phases = [{"name": "profiling", "type": "concurrency", "concurrency": 1, "requests": 100}]
-    benchmark = {"models": ["m"], "endpoint": {"urls": ["http://llm:8000"]}, "datasets": [{"name": "main"}], "phases": phases}
+    benchmark = {
+        "models": ["m"],
+        "endpoint": {"urls": ["http://llm:8000"]},
+        "datasets": [{"name": "main"}],
+        "phases": phases,
+    }
     return {"benchmark": benchmark, **fields}
 
 

@@ -49,7 +49,12 @@ def affinity(*terms: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
 
 def spec(pod_template: dict[str, Any] | None = None, **fields: Any) -> AIPerfJobSpec:
     phases = [{"name": "profiling", "type": "concurrency", "concurrency": 50, "requests": 100}]
-    benchmark = {"models": ["m"], "endpoint": {"urls": ["http://llm:8000"]}, "datasets": [{"name": "main"}], "phases": phases}
+    benchmark = {
+        "models": ["m"],
+        "endpoint": {"urls": ["http://llm:8000"]},
+        "datasets": [{"name": "main"}],
+        "phases": phases,
+    }
     data: dict[str, Any] = {"benchmark": benchmark, **fields}
     if pod_template is not None:
         data["podTemplate"] = pod_template
@@ -84,7 +89,9 @@ def test_the_flavors_own_tolerations_count() -> None:
 
 
 def test_prefer_no_schedule_taints_are_not_checked() -> None:
-    soft = Flavor("spot", (), (Taint(key="spot", value="true", effect="PreferNoSchedule"), Taint(key="x", effect="NoExecute")))
+    soft = Flavor(
+        "spot", (), (Taint(key="spot", value="true", effect="PreferNoSchedule"), Taint(key="x", effect="NoExecute"))
+    )
     assert soft.mismatch(Placement()) == "untolerated taint {x  NoExecute <nil>} in flavor spot"
     assert soft.mismatch(placed({"tolerations": [{"key": "x", "operator": "Exists"}]})) is None
 

@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 
 from aiperf_kueue import installs, manifests
-from aiperf_kueue.job_shape import predicted_jobset
 from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.job_shape import predicted_jobset
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.requests import canonical, container_requests, kueue_pod_requests, total
 from aiperf_kueue.stack_plan import StackPlan, plan_stack
 from aiperf_kueue.submit import default_queue
-from tests.oracle import STUBBED_CALLS, Oracle, jobset_view, oracle, stack_cluster  # noqa: F401 (fixture)
+from tests.oracle import STUBBED_CALLS, Oracle, jobset_view, stack_cluster
+from tests.oracle import oracle as oracle_fixture  # noqa: F401 (the session fixture `oracle`)
 from tests.support import COMMITTED_STACKS, ROOT, stack_values
 
 #: Secrets the committed stacks' jobs reference, which their clusters must hold (created by hand:
@@ -97,7 +98,9 @@ def test_the_committed_stacks_exercise_exactly_the_stubbed_calls(oracle: Oracle)
     cluster = stack_cluster(plan.config, SECRETS["prod"])
     admission = plan.jobs.admissions[0]
     spec = manifests.aiperf_job(admission, installs.operator_image(plan.config.operator), None)["spec"]
-    result = oracle.create(env, cluster, {"name": admission.entry.name, "namespace": admission.entry.namespace, "spec": spec})
+    result = oracle.create(
+        env, cluster, {"name": admission.entry.name, "namespace": admission.entry.namespace, "spec": spec}
+    )
     assert result["unanswered"] == []
     unused = [["GET", "read serviceaccount"], ["GET", "list localqueues"]]
     assert sorted(result["calls"]) == sorted(c for c in STUBBED_CALLS if c not in unused)
@@ -137,13 +140,18 @@ _GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoS
     ("pod_template", "status_error"),
     [
         # Only the tainted pool is big enough, and the pod template does not tolerate its taint.
-        ({}, "Pre-flight failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi mem). "
-             "Add larger nodes or reduce pod resource requirements."),
+        (
+            {},
+            "Pre-flight failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi mem). "
+            "Add larger nodes or reduce pod resource requirements.",
+        ),
         # No node has the label, so none can fit the pod either: both checks fail.
-        ({"nodeSelector": {"node-pool": "gpu-h100"}},
-         "Pre-flight failed: Node Selector Match: No node matches nodeSelector {node-pool=gpu-h100}. Label nodes "
-         "with: kubectl label node <name> node-pool=gpu-h100; Per-Node Schedulability: No single node can fit the "
-         "largest pod (3.4 CPU, 6.0Gi mem). Add larger nodes or reduce pod resource requirements."),
+        (
+            {"nodeSelector": {"node-pool": "gpu-h100"}},
+            "Pre-flight failed: Node Selector Match: No node matches nodeSelector {node-pool=gpu-h100}. Label nodes "
+            "with: kubectl label node <name> node-pool=gpu-h100; Per-Node Schedulability: No single node can fit the "
+            "largest pod (3.4 CPU, 6.0Gi mem). Add larger nodes or reduce pod resource requirements.",
+        ),
         ({"tolerations": [_GPU_TOLERATION]}, None),
         ({"nodeSelector": {"node-pool": "gpu"}, "tolerations": [_GPU_TOLERATION]}, None),
     ],
@@ -160,7 +168,10 @@ def test_the_node_checks_are_the_operators(
     except ConfigError as exc:
         (problem,) = exc.problems
         planned = json.loads(re.search(r'status\.error ("(?:[^"\\]|\\.)*")\); ', problem.message).group(1))  # type: ignore[union-attr]
-    env = {e["name"]: e["value"] for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))}
+    env = {
+        e["name"]: e["value"]
+        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+    }
     job = {**spec, "image": installs.operator_image(config.operator), "scheduling": {"queueName": "aiperf-queue"}}
     result = oracle.create(env, stack_cluster(config), {"name": "j", "namespace": "bench", "spec": job})
     assert (_checks(planned), _checks(result["statusError"])) == (_checks(status_error), _checks(status_error))

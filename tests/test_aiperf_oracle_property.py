@@ -33,7 +33,8 @@ from aiperf_kueue.job_shape import predicted_jobset
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.stack_plan import StackPlan, plan_stack
 from aiperf_kueue.submit import default_queue
-from tests.oracle import Oracle, jobset_view, oracle, stack_cluster  # noqa: F401 (fixture)
+from tests.oracle import Oracle, jobset_view, stack_cluster
+from tests.oracle import oracle as oracle_fixture  # noqa: F401 (the session fixture `oracle`)
 
 EXAMPLES = int(os.environ.get("AIPERF_ORACLE_EXAMPLES", "25"))
 NAMESPACE = "bench"
@@ -43,7 +44,11 @@ SIZINGS: list[dict[str, Any]] = [
     {},
     {"workerPod": {"cpu": "500m", "memory": "1Gi"}},
     {"workerPod": {"cpu": "8", "memory": "16Gi"}, "recordProcessorCpuRequest": "250m"},
-    {"eventBusSidecarEnabled": False, "recordProcessorScaleFactor": 4, "controller": {"API": {"cpu": "200m", "memory": "1Gi"}}},
+    {
+        "eventBusSidecarEnabled": False,
+        "recordProcessorScaleFactor": 4,
+        "controller": {"API": {"cpu": "200m", "memory": "1Gi"}},
+    },
 ]
 
 
@@ -147,7 +152,10 @@ def check_against_the_operator(
     except ConfigError as exc:
         plan, refusals = None, [(p.path, p.message) for p in exc.problems]
     image = installs.operator_image(config.operator)
-    env = {e["name"]: e["value"] for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))}
+    env = {
+        e["name"]: e["value"]
+        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+    }
     cluster = stack_cluster(config, secrets)
     if plan is not None:
         for admission in plan.jobs.admissions:
@@ -182,14 +190,23 @@ def _refused_by_the_spec_model(values: dict[str, Any], exc: ConfigError, oracle:
     """A spec the config model refuses: the operator refuses it too (its validation, or, for the
     one the program refuses ahead of it, models as one string, its create path)."""
     config = parse_config(stack(values["operator"]["sizing"], [], []), "gen.yaml")
-    env = {e["name"]: e["value"] for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))}
+    env = {
+        e["name"]: e["value"]
+        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+    }
     for entry in values.get("jobs", []) + values.get("sweeps", []):
-        job = {**entry["spec"], "image": installs.operator_image(config.operator), "scheduling": {"queueName": "aiperf-queue"}}
+        job = {
+            **entry["spec"],
+            "image": installs.operator_image(config.operator),
+            "scheduling": {"queueName": "aiperf-queue"},
+        }
         result = oracle.create(env, stack_cluster(config), {"name": "job", "namespace": NAMESPACE, "spec": job})
         assert result["outcome"] == "failed", (exc.problems, result)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 @given(values=stacks())
 def test_plan_decides_like_the_operator(values: dict[str, Any], oracle: Oracle) -> None:
     check_against_the_operator(values, oracle)
@@ -228,7 +245,11 @@ EDGE_CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("the base spec", BASE, True),
     ("a phase without its type discriminator", _edit("benchmark.phases.0.type", None), False),
     ("models as one string (validated, then the job fails)", _edit("benchmark.models", "m"), False),
-    ("the model shorthand as one string", {"benchmark": {**_edit("benchmark.models", None)["benchmark"], "model": "m"}}, True),
+    (
+        "the model shorthand as one string",
+        {"benchmark": {**_edit("benchmark.models", None)["benchmark"], "model": "m"}},
+        True,
+    ),
     ("endpoint.urls as a string", _edit("benchmark.endpoint.urls", "http://llm.serving:8000"), False),
     ("endpoint.authType", _edit("benchmark.endpoint.authType", "sigv4"), False),
     ("endpoint.awsRegion", _edit("benchmark.endpoint.awsRegion", "us-east-1"), False),
@@ -236,44 +257,84 @@ EDGE_CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("accuracy grader tool_call_ast", _edit("benchmark.accuracy", {"grader": "tool_call_ast"}), False),
     ("accuracy benchmark gsm8k", _edit("benchmark.accuracy", {"benchmark": "gsm8k"}), True),
     ("waitForModelMode without waitForModelTimeout", _edit("benchmark.endpoint.waitForModelMode", "models"), False),
-    ("waitForModelMode with waitForModelTimeout",
-     _edit("benchmark.endpoint", {"urls": ["http://llm.serving:8000"], "waitForModelMode": "models", "waitForModelTimeout": 30}),
-     True),
+    (
+        "waitForModelMode with waitForModelTimeout",
+        _edit(
+            "benchmark.endpoint",
+            {"urls": ["http://llm.serving:8000"], "waitForModelMode": "models", "waitForModelTimeout": 30},
+        ),
+        True,
+    ),
     ("no datasets", _edit("benchmark.datasets", None), False),
     ("no models", _edit("benchmark.models", None), False),
     ("no phases", _edit("benchmark.phases", None), False),
     ("a dataset without a name", _edit("benchmark.datasets.0", {"type": "synthetic"}), False),
-    ("the warmup/profiling shorthand",
-     {"benchmark": {**_edit("benchmark.phases", None)["benchmark"],
-                    "warmup": {"type": "concurrency", "concurrency": 2, "requests": 5},
-                    "profiling": {"type": "concurrency", "concurrency": 250, "requests": 50}}},
-     True),
-    ("only a warmup phase", _edit("benchmark.phases.0", {"name": "w", "kind": "warmup", "type": "concurrency", "requests": 1}), False),
-    ("phase names equal ignoring case",
-     _edit("benchmark.phases", [{"name": "Profiling", "kind": "profiling", "type": "concurrency", "requests": 1},
-                                {"name": "profiling", "type": "concurrency", "requests": 1}]),
-     False),
-    ("a poisson phase without rate", _edit("benchmark.phases.0", {"name": "profiling", "type": "poisson", "requests": 5}), False),
+    (
+        "the warmup/profiling shorthand",
+        {
+            "benchmark": {
+                **_edit("benchmark.phases", None)["benchmark"],
+                "warmup": {"type": "concurrency", "concurrency": 2, "requests": 5},
+                "profiling": {"type": "concurrency", "concurrency": 250, "requests": 50},
+            }
+        },
+        True,
+    ),
+    (
+        "only a warmup phase",
+        _edit("benchmark.phases.0", {"name": "w", "kind": "warmup", "type": "concurrency", "requests": 1}),
+        False,
+    ),
+    (
+        "phase names equal ignoring case",
+        _edit(
+            "benchmark.phases",
+            [
+                {"name": "Profiling", "kind": "profiling", "type": "concurrency", "requests": 1},
+                {"name": "profiling", "type": "concurrency", "requests": 1},
+            ],
+        ),
+        False,
+    ),
+    (
+        "a poisson phase without rate",
+        _edit("benchmark.phases.0", {"name": "profiling", "type": "poisson", "requests": 5}),
+        False,
+    ),
     ("a phase without a stop condition", _edit("benchmark.phases.0.requests", None), False),
     ("perChunkUsage without useServerTokenCount", _edit("benchmark.endpoint.perChunkUsage", True), False),
     ("apiKey <redacted> without a Secret", _edit("benchmark.endpoint.apiKey", "<redacted>"), False),
-    ("apiKey <redacted> with OPENAI_API_KEY from a Secret",
-     {**_edit("benchmark.endpoint.apiKey", "<redacted>"), "podTemplate": {"env": [{"name": "OPENAI_API_KEY", **_SECRET}]}},
-     True),
-    ("AIPERF_INJECTED_API_KEY from a Secret, no apiKey",
-     {**BASE, "podTemplate": {"env": [{"name": "AIPERF_INJECTED_API_KEY", **_SECRET}]}}, True),
-    ("an Authorization header without AIPERF_INJECTED_HEADERS",
-     _edit("benchmark.endpoint.headers", {"Authorization": "Bearer x"}), False),
+    (
+        "apiKey <redacted> with OPENAI_API_KEY from a Secret",
+        {
+            **_edit("benchmark.endpoint.apiKey", "<redacted>"),
+            "podTemplate": {"env": [{"name": "OPENAI_API_KEY", **_SECRET}]},
+        },
+        True,
+    ),
+    (
+        "AIPERF_INJECTED_API_KEY from a Secret, no apiKey",
+        {**BASE, "podTemplate": {"env": [{"name": "AIPERF_INJECTED_API_KEY", **_SECRET}]}},
+        True,
+    ),
+    (
+        "an Authorization header without AIPERF_INJECTED_HEADERS",
+        _edit("benchmark.endpoint.headers", {"Authorization": "Bearer x"}),
+        False,
+    ),
     ("a URL with userinfo", _edit("benchmark.endpoint.urls", ["http://user:pw@llm.serving:8000"]), False),
     ("a ${VAR} the operator's env lacks", _edit("benchmark.endpoint.headers", {"X-Team": "${TEAM}"}), False),
     ("a ${VAR} with a default", _edit("benchmark.endpoint.headers", {"X-Team": "${TEAM:research}"}), True),
     ("extraPodSpec.securityContext", {**BASE, "podTemplate": {"extraPodSpec": {"securityContext": {}}}}, False),
     ("podSecurityContext runAsUser 0", {**BASE, "podTemplate": {"podSecurityContext": {"runAsUser": 0}}}, False),
-    ("runtime.serviceRunType, which the operator overwrites", _edit("benchmark.runtime", {"serviceRunType": "kubernetes"}), True),
+    (
+        "runtime.serviceRunType, which the operator overwrites",
+        _edit("benchmark.runtime", {"serviceRunType": "kubernetes"}),
+        True,
+    ),
     ("workersMin above workers", _edit("benchmark.runtime", {"workers": 2, "workersMin": 3}), False),
     ("workersMin raising a derived total to whole pods", _edit("benchmark.runtime", {"workersMin": 13}), True),
-    ("9 workers per pod in a 4Gi worker pod (below the 162Mi floor)",
-     _edit("benchmark.runtime", {"workers": 9}), True),
+    ("9 workers per pod in a 4Gi worker pod (below the 162Mi floor)", _edit("benchmark.runtime", {"workers": 9}), True),
 ]
 
 
@@ -281,8 +342,15 @@ EDGE_CASES: list[tuple[str, dict[str, Any], bool]] = [
 def test_edge_case(case: str, spec: dict[str, Any], created: bool, oracle: Oracle) -> None:
     values = stack({}, [{"name": "job", "namespace": NAMESPACE, "spec": spec}], [])
     config = parse_config(stack({}, [], []), "gen.yaml")
-    env = {e["name"]: e["value"] for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))}
-    job = {**copy.deepcopy(spec), "image": installs.operator_image(config.operator), "scheduling": {"queueName": "aiperf-queue"}}
+    env = {
+        e["name"]: e["value"]
+        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+    }
+    job = {
+        **copy.deepcopy(spec),
+        "image": installs.operator_image(config.operator),
+        "scheduling": {"queueName": "aiperf-queue"},
+    }
     secrets = {NAMESPACE: {"llm": ["key"]}}
     result = oracle.create(env, stack_cluster(config, secrets), {"name": "job", "namespace": NAMESPACE, "spec": job})
     assert (result["outcome"] == "created") is created, result

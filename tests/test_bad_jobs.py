@@ -93,7 +93,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "convergence (numRuns <= 1, no convergence); use AIPerfSweep for multi-run orchestration",
     ),
     "node-affinity-gt-not-integer": (
-        "aiperf-kueue:jobs[0].spec.podTemplate.extraPodSpec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: "
+        "aiperf-kueue:jobs[0].spec.podTemplate.extraPodSpec.affinity.nodeAffinity."
+        "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: "
         "llama-latency: must be one integer (as a string) with operator Gt, got ['many']",
     ),
     "node-affinity-matches-no-flavor": (

@@ -32,7 +32,12 @@ def base(**fields: Any) -> dict[str, Any]:
         {"name": "warmup", "type": "concurrency", "concurrency": 4, "requests": 20},
         {"name": "profiling", "type": "concurrency", "concurrency": 8, "requests": 100},
     ]
-    benchmark = {"models": ["m"], "endpoint": {"urls": URLS, "type": "chat"}, "datasets": [{"name": "main"}], "phases": phases}
+    benchmark = {
+        "models": ["m"],
+        "endpoint": {"urls": URLS, "type": "chat"},
+        "datasets": [{"name": "main"}],
+        "phases": phases,
+    }
     return {"benchmark": benchmark, **fields}
 
 
@@ -655,6 +660,7 @@ def test_operator_sizing_defaults() -> None:
 
 
 # --------------------------------------------------------------------------- the reference CRD
+
 
 @pytest.fixture(scope="module")
 def crd() -> Any:

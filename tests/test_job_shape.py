@@ -50,7 +50,9 @@ def sized(worker_pod: tuple[str, str] | None = None, **changes: Any) -> Sizing:
 
 
 def requests(containers: tuple[Container, ...]) -> list[tuple[str, str, str]]:
-    return [(c.name, c.resources["requests"]["cpu"], c.resources["requests"]["memory"]) for c in containers if c.resources]
+    return [
+        (c.name, c.resources["requests"]["cpu"], c.resources["requests"]["memory"]) for c in containers if c.resources
+    ]
 
 
 def test_one_worker() -> None:
@@ -90,8 +92,16 @@ def test_concurrency_1500() -> None:
     # ceil(1500 / 100) = 15 → rounded up to 20 → 2 pods × (10 workers + 10 record processors).
     shape = job_shape(spec(1500), DEFAULTS)
     assert shape.table()["total"] == {"cpu": "7150m", "memory": "14080Mi"}  # 450m + 2 × 3350m; 1792Mi + 2 × 6Gi
-    assert (shape.total_workers, shape.workers_per_pod, shape.num_pods, shape.record_processors_per_pod) == (20, 10, 2, 10)
-    assert requests(shape.worker_containers)[:2] == [("worker-group-manager", "64m", "199Mi"), ("worker-0", "83m", "199Mi")]
+    assert (shape.total_workers, shape.workers_per_pod, shape.num_pods, shape.record_processors_per_pod) == (
+        20,
+        10,
+        2,
+        10,
+    )
+    assert requests(shape.worker_containers)[:2] == [
+        ("worker-group-manager", "64m", "199Mi"),
+        ("worker-0", "83m", "199Mi"),
+    ]
     assert requests(shape.worker_containers)[-1] == ("record-processor-9", "245m", "396Mi")
 
 
@@ -212,7 +222,9 @@ def test_pinned_record_processor_cpu() -> None:
         "AIPERF_K8S_RECORD_PROCESSOR_CPU_REQUEST.",
     )
     # Operator-wide, and an empty pod value falls back to it.
-    shape = job_shape(spec(50, podTemplate={"env": [{**rp["env"][0], "value": ""}]}), sized(record_processor_cpu_request="2"))
+    shape = job_shape(
+        spec(50, podTemplate={"env": [{**rp["env"][0], "value": ""}]}), sized(record_processor_cpu_request="2")
+    )
     # 3350m − 2000m − 2 × 1m = 1348m over 100/131: 583.55 → 584m, 764.45 → 764m; + 1m each.
     assert [c for _, c, _ in requests(shape.worker_containers)] == ["585m", "765m", "2"]
 
@@ -228,7 +240,10 @@ def test_telemetry_off_and_event_bus_off() -> None:
         "api",
         "results-sidecar",
     ]
-    assert canonical(shape.controller) == {"cpu": "350m", "memory": "1344Mi"}  # 450 − 25 − 25 − 50; 1792 − 192 − 192 − 64
+    assert canonical(shape.controller) == {
+        "cpu": "350m",
+        "memory": "1344Mi",
+    }  # 450 − 25 − 25 − 50; 1792 − 192 − 192 − 64
 
 
 def test_resource_modes() -> None:
@@ -302,4 +317,7 @@ def test_bad_init_container_quantity() -> None:
     pod_template = {"initContainers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}}}]}
     with pytest.raises(SizingError) as info:
         job_shape(spec(50, podTemplate=pod_template), DEFAULTS)
-    assert str(info.value) == "spec.podTemplate.initContainers[0].resources.requests.cpu: not a Kubernetes quantity: 'lots'"
+    assert (
+        str(info.value)
+        == "spec.podTemplate.initContainers[0].resources.requests.cpu: not a Kubernetes quantity: 'lots'"
+    )

@@ -232,7 +232,15 @@ def test_prod_jobs_table() -> None:
         },
         {"name": "llama-sweep-c1", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
         {"name": "llama-sweep-c8", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
-        {"name": "llama-sweep-c32", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
+        {
+            "name": "llama-sweep-c32",
+            **point,
+            "pods": 2,
+            "workers": 1,
+            "requests": one_pod,
+            **common,
+            "fitOnNominal": 12,
+        },
         {
             "name": "llama-sweep-c128",
             **point,

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from aiperf_kueue import installs, manifests, submit
-from tests.test_sizing import DEFAULT_ENV
 from tests.support import COMMITTED_STACKS, committed_run, plan_values
+from tests.test_sizing import DEFAULT_ENV
 
 
 def test_committed_stacks_include_dev_and_prod() -> None:

@@ -753,7 +753,12 @@ class Benchmark(CrdModel):
     def _release_rules(self) -> Benchmark:
         # config/loader/normalizers.py, then BenchmarkConfig's validators.
         given = self.model_fields_set
-        for short, long in (("warmup", "phases"), ("profiling", "phases"), ("dataset", "datasets"), ("model", "models")):
+        for short, long in (
+            ("warmup", "phases"),
+            ("profiling", "phases"),
+            ("dataset", "datasets"),
+            ("model", "models"),
+        ):
             if short in given and long in given:
                 raise ValueError(f"set {long} or its shorthand {short}, not both")
         if "warmup" in given and "profiling" not in given:
@@ -771,7 +776,9 @@ class Benchmark(CrdModel):
         seen: dict[str, str] = {}
         for phase in phases:
             if phase.name.lower() in seen:
-                raise ValueError(f"phase names must be unique ignoring case, {phase.name!r} repeats {seen[phase.name.lower()]!r}")
+                raise ValueError(
+                    f"phase names must be unique ignoring case, {phase.name!r} repeats {seen[phase.name.lower()]!r}"
+                )
             seen[phase.name.lower()] = phase.name
         if not any(p.effective_kind() == "profiling" for p in phases):
             raise ValueError("a phase of kind 'profiling' is required")

@@ -147,5 +147,3 @@ class Sweep(Model):
         if self.requests_per_concurrency is not None:
             phase["requests"] = concurrency * self.requests_per_concurrency
         return AIPerfJobSpec.model_validate(data)
-
-

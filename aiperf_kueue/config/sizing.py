@@ -72,7 +72,11 @@ class OperatorSizing(Model):
     @field_validator("worker_pod")
     @classmethod
     def _whole_mib(cls, value: ResourceOverride | None) -> ResourceOverride | None:
-        if value is not None and value.memory is not None and (quantity.parse(value.memory) / quantity.MIB).denominator != 1:
+        if (
+            value is not None
+            and value.memory is not None
+            and (quantity.parse(value.memory) / quantity.MIB).denominator != 1
+        ):
             raise ValueError(
                 f"memory must be a whole number of MiB (the operator splits it in MiB), got {value.memory!r}"
             )

@@ -258,7 +258,6 @@ async def run_job(job: Json) -> Json:
     """``on_create`` for one AIPerfJob; what it returned or raised, its status patch, the
     preflight results, and the JobSet it created."""
     import kopf
-
     from aiperf.operator.handlers import create
     from aiperf.operator.preflight import OperatorPreflightChecker
 
@@ -271,9 +270,7 @@ async def run_job(job: Json) -> Json:
     async def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
         # Records the real checker's results; changes nothing.
         results = await run_all(self, *args, **kwargs)
-        preflight.extend(
-            {"name": c.name, "status": str(c.status.value), "message": c.message} for c in results.checks
-        )
+        preflight.extend({"name": c.name, "status": str(c.status.value), "message": c.message} for c in results.checks)
         return results
 
     OperatorPreflightChecker.run_all = spy  # type: ignore[method-assign]
@@ -353,7 +350,7 @@ def validate(spec: Json) -> Json:
 
     try:
         validate_job_spec(copy.deepcopy(spec))
-    except Exception as e:  # noqa: BLE001 - any rejection is the answer
+    except Exception as e:
         return {"accepted": False, "error": f"{type(e).__name__}: {e}"}
     return {"accepted": True, "error": None}
 
