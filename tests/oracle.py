@@ -121,8 +121,8 @@ class Oracle:
         self._processes.clear()
 
 
-@pytest.fixture(scope="session")
-def oracle() -> Iterator[Oracle]:
+@pytest.fixture(scope="session", name="oracle")
+def oracle_fixture() -> Iterator[Oracle]:
     """The session's :class:`Oracle`."""
     found = Oracle(oracle_python())
     try:

@@ -455,9 +455,10 @@ def test_a_job_pinned_to_a_tainted_pool_needs_its_own_toleration() -> None:
     assert raised.value.lines() == [
         'test.yaml: aiperf-kueue:jobs[0]: pinned: AIPerf 0.13.0 would fail the AIPerfJob (status.error "Pre-flight '
         "failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi mem). Add larger "
-        'nodes or reduce pod resource requirements."); give the pools bigger nodes (inventory.pools[].cpu/memory), '
-        "or shrink operator.sizing.workerPod and the controller containers; the operator compares each node with "
-        "the larger pod before anything is created"
+        "nodes or reduce pod resource requirements.\"); every pool's nodes are excluded by a NoSchedule/NoExecute "
+        "taint the pod template does not tolerate or by its nodeSelector; the operator checks spec.podTemplate's own "
+        "tolerations, not the ones Kueue adds for a flavor, so add the pool's tolerations to "
+        "spec.podTemplate.tolerations"
     ]
 
 

@@ -24,7 +24,7 @@ from aiperf_kueue.requests import canonical, container_requests, kueue_pod_reque
 from aiperf_kueue.stack_plan import StackPlan, plan_stack
 from aiperf_kueue.submit import default_queue
 from tests.oracle import STUBBED_CALLS, Oracle, jobset_view, stack_cluster
-from tests.oracle import oracle as oracle_fixture  # noqa: F401 (the session fixture `oracle`)
+from tests.oracle import oracle_fixture  # noqa: F401 (the session fixture `oracle`)
 from tests.support import COMMITTED_STACKS, ROOT, stack_values
 
 #: Secrets the committed stacks' jobs reference, which their clusters must hold (created by hand:
