@@ -32,11 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 from aiperf_kueue import manifests
 from aiperf_kueue.admission import JobAdmission, quoted
 from aiperf_kueue.config import Pool, StackConfig
+from aiperf_kueue.config.aiperf_benchmark import telemetry_enabled
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
@@ -578,3 +580,53 @@ def job_problems_and_warnings(
         if image.status == "WARN":
             warnings.append(f'{label}: AIPerf preflight WARN "Image Reference": "{image.message}" Fix: {image.fix}')
     return list(dict.fromkeys(problems)), list(dict.fromkeys(warnings))
+
+
+#: The records manager's memory before it stores a single request (``_memory_estimator``:
+#: Python subprocess 150 MiB + service 40 MiB), and the share of its limit above which the
+#: operator's "Memory Estimation" check WARNs.
+RECORDS_MANAGER_FLOOR_MIB = 190
+RECORDS_MANAGER_WARN_SHARE = Fraction(1, 2)
+
+
+def _discovery_on(server_metrics: Any) -> bool:
+    """Whether AIPerf's server-metrics Kubernetes discovery is on (enabled, discovery mode not ``disabled``)."""
+    if not telemetry_enabled(server_metrics):
+        return False
+    discovery = server_metrics.get("discovery") if isinstance(server_metrics, dict) else None
+    return not (isinstance(discovery, dict) and discovery.get("mode") == "disabled")
+
+
+def memory_estimation_warnings(admissions: Sequence[JobAdmission], sizing: Sizing) -> list[str]:
+    """The operator's "Memory Estimation" WARN where it is certain, for the jobs that request
+    resources (it skips the others): server-metrics discovery left on, which its estimate
+    cannot bound, and a records manager whose floor alone is over half its
+    ``AIPERF_K8S_RECORDS_MANAGER_MEMORY``. The estimate also grows with requests and tokens;
+    those warnings need AIPerf's own estimator and are not predicted."""
+    sized = [a.entry for a in admissions if a.shape.resource_mode != "none"]
+    out = []
+    discovering = list(
+        dict.fromkeys(
+            f"{key_path(*e.origin)} {e.sweep or e.name}"
+            for e in sized
+            if _discovery_on(e.spec.benchmark.server_metrics)
+        )
+    )
+    if discovering:
+        out.append(
+            f'{", ".join(discovering)}: AIPerf {sizing.version}\'s preflight WARNs "Memory Estimation" ("OOM risk '
+            'detected: Server metrics Kubernetes discovery may add endpoints beyond this estimate. ..."): '
+            "server-metrics discovery is on (AIPerf's default). Fix: list the endpoints in "
+            "benchmark.serverMetrics.urls with discovery: {mode: disabled}, or serverMetrics: {enabled: false}"
+        )
+    memory = sizing.controller["RECORDS_MANAGER"].memory
+    limit = parse_memory_mib_float(memory)
+    if sized and limit > 0 and RECORDS_MANAGER_WARN_SHARE * Fraction(limit) < RECORDS_MANAGER_FLOOR_MIB:
+        out.append(
+            f"operator.sizing.controller.RECORDS_MANAGER: AIPerf {sizing.version}'s preflight WARNs \"Memory "
+            f'Estimation" ("OOM risk detected: RecordsManager uses ... of its container limit") for every job: '
+            f"the records manager needs at least {RECORDS_MANAGER_FLOOR_MIB}Mi before it stores a request, over half "
+            f"of its {memory}. Fix: set operator.sizing.controller.RECORDS_MANAGER.memory to "
+            f"{2 * RECORDS_MANAGER_FLOOR_MIB}Mi or more (the controller pod, and what Kueue charges, grow with it)"
+        )
+    return out

@@ -138,11 +138,13 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
     if problems:
         raise ConfigError(source, problems)
     rbac = preflight.rbac_warning(config)
+    memory = preflight.memory_estimation_warnings(report.admissions, sizing)
     warnings = (
         *_external_operator_warnings(config, sizing),
         *priority_warnings(config),
         *preflight.warnings(checks),
         *job_warnings,
+        *memory,
         *([rbac] if rbac else []),
     )
     return StackPlan(config, queues, sizing, report, checks, warnings)

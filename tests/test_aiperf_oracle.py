@@ -23,8 +23,13 @@ from aiperf_kueue.loader import parse_config
 from aiperf_kueue.requests import canonical, container_requests, kueue_pod_requests, total
 from aiperf_kueue.stack_plan import StackPlan, plan_stack
 from aiperf_kueue.submit import default_queue
-from tests.oracle import STUBBED_CALLS, Oracle, jobset_view, stack_cluster
-from tests.oracle import oracle_fixture  # noqa: F401 (the session fixture `oracle`)
+from tests.oracle import (
+    STUBBED_CALLS,
+    Oracle,
+    jobset_view,
+    oracle_fixture,  # noqa: F401 (the session fixture `oracle`)
+    stack_cluster,
+)
 from tests.support import COMMITTED_STACKS, ROOT, stack_values
 
 #: Secrets the committed stacks' jobs reference, which their clusters must hold (created by hand:
@@ -73,6 +78,11 @@ def test_every_job_of_a_committed_stack_is_created_as_planned(stack: str, oracle
         result = oracle.create(env, cluster, {"name": entry.name, "namespace": entry.namespace, "spec": spec})
         assert (result["outcome"], result["statusError"], result["unanswered"]) == ("created", None, []), result
         assert [c for c in result["preflight"] if c["status"] == "fail"] == []
+        # The WARNs are the ones the plan predicts: the records manager's memory, certain at 0.13.0's 256Mi.
+        warned = {c["name"] for c in result["preflight"] if c["status"] == "warn"}
+        assert warned == {"Memory Estimation"}
+        predicted = [w for w in plan.warnings if 'preflight WARNs "Memory Estimation"' in w]
+        assert len(predicted) == 2
         (jobset,) = result["jobsets"]
         predicted = predicted_jobset(
             admission.shape,
@@ -182,3 +192,42 @@ def _checks(status_error: str | None) -> set[str] | None:
     if status_error is None:
         return None
     return set(re.split(r"; (?=[A-Z][A-Za-z -]+: )", status_error.removeprefix("Pre-flight failed: ")))
+
+
+@pytest.mark.parametrize(
+    ("server_metrics", "records_manager", "predicted", "reported"),
+    [
+        (None, None, 2, "OOM risk detected: RecordsManager uses 75% of its container limit"),
+        (
+            {"urls": ["http://llm:9090/metrics"], "discovery": {"mode": "disabled"}},
+            None,
+            1,
+            "OOM risk detected: RecordsManager uses",
+        ),
+        ({"enabled": False}, "512Mi", 0, None),
+    ],
+)
+def test_the_memory_estimation_warnings_the_plan_predicts(
+    server_metrics: dict[str, Any] | None,
+    records_manager: str | None,
+    predicted: int,
+    reported: str | None,
+    oracle: Oracle,
+) -> None:
+    values, _ = stack_values("dev")
+    if server_metrics is not None:
+        values["jobs"][0]["spec"]["benchmark"]["serverMetrics"] = server_metrics
+    if records_manager is not None:
+        values["operator"] = {"sizing": {"controller": {"RECORDS_MANAGER": {"memory": records_manager}}}}
+    config = parse_config(values, "dev.yaml")
+    plan = plan_stack(config, "dev.yaml")
+    assert len([w for w in plan.warnings if 'preflight WARNs "Memory Estimation"' in w]) == predicted
+    (admission,) = plan.jobs.admissions
+    spec = manifests.aiperf_job(admission, installs.operator_image(config.operator), None)["spec"]
+    result = oracle.create(
+        operator_env(plan), stack_cluster(config), {"name": "smoke", "namespace": "aiperf-benchmarks", "spec": spec}
+    )
+    memory = [c["message"] for c in result["preflight"] if c["name"] == "Memory Estimation" and c["status"] == "warn"]
+    assert bool(memory) == (reported is not None)
+    if reported is not None:
+        assert memory[0].startswith(reported)

@@ -33,8 +33,12 @@ from aiperf_kueue.job_shape import predicted_jobset
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.stack_plan import StackPlan, plan_stack
 from aiperf_kueue.submit import default_queue
-from tests.oracle import Oracle, jobset_view, stack_cluster
-from tests.oracle import oracle_fixture  # noqa: F401 (the session fixture `oracle`)
+from tests.oracle import (
+    Oracle,
+    jobset_view,
+    oracle_fixture,  # noqa: F401 (the session fixture `oracle`)
+    stack_cluster,
+)
 
 EXAMPLES = int(os.environ.get("AIPERF_ORACLE_EXAMPLES", "25"))
 NAMESPACE = "bench"
