@@ -82,7 +82,17 @@ DEV_PLAN = {
         "aiperf-benchmarks": "aiperf kube profile --namespace aiperf-benchmarks --image nvcr.io/nvidia/aiperf:0.13.0 "
         "--queue-name aiperf-queue"
     },
-    "warnings": [],
+    "warnings": [
+        "jobs[0] smoke: AIPerf 0.13.0's preflight WARNs \"Memory Estimation\" (\"OOM risk detected: Server metrics "
+        "Kubernetes discovery may add endpoints beyond this estimate. ...\"): server-metrics discovery is on "
+        "(AIPerf's default). Fix: list the endpoints in benchmark.serverMetrics.urls with discovery: {mode: "
+        "disabled}, or serverMetrics: {enabled: false}",
+        "operator.sizing.controller.RECORDS_MANAGER: AIPerf 0.13.0's preflight WARNs \"Memory Estimation\" (\"OOM "
+        "risk detected: RecordsManager uses ... of its container limit\") for every job: the records manager needs "
+        "at least 190Mi before it stores a request, over half of its 256Mi. Fix: set "
+        "operator.sizing.controller.RECORDS_MANAGER.memory to 380Mi or more (the controller pod, and what Kueue "
+        "charges, grow with it)",
+    ],
 }
 
 
