@@ -248,9 +248,11 @@ def sizing_from_config(op: OperatorConfig) -> Sizing:
     if op.install:
         return with_overrides(release_sizing(op.aiperf_version), op.sizing)
     version = op.aiperf_version if op.aiperf_version != UNKNOWN else DEFAULT_VERSION
-    known = op.aiperf_version != UNKNOWN and isinstance(op.env, dict)
-    base = release_sizing(version, known=known)
-    return from_env(base, op.env) if isinstance(op.env, dict) else base
+    declared = isinstance(op.env, dict) or "sizing" in op.model_fields_set
+    base = release_sizing(version, known=op.aiperf_version != UNKNOWN and declared)
+    if isinstance(op.env, dict):
+        return from_env(base, op.env)
+    return with_overrides(base, op.sizing)
 
 
 def operator_env(sizing: Sizing) -> dict[str, str]:

@@ -621,7 +621,7 @@ def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
                                 {"name": "AIPERF_K8S_TIMING_MANAGER_CPU", "value": "50m"},
                                 {"name": "AIPERF_K8S_TIMING_MANAGER_MEMORY", "value": "192Mi"},
                                 {"name": "AIPERF_K8S_RECORDS_MANAGER_CPU", "value": "75m"},
-                                {"name": "AIPERF_K8S_RECORDS_MANAGER_MEMORY", "value": "256Mi"},
+                                {"name": "AIPERF_K8S_RECORDS_MANAGER_MEMORY", "value": "512Mi"},
                                 {"name": "AIPERF_K8S_API_CPU", "value": "75m"},
                                 {"name": "AIPERF_K8S_API_MEMORY", "value": "256Mi"},
                                 {"name": "AIPERF_K8S_GPU_TELEMETRY_MANAGER_CPU", "value": "25m"},

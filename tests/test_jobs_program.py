@@ -61,6 +61,7 @@ REPLACE_ON_CHANGES = [
 
 LLAMA_ENDPOINT = ["http://llama.inference.svc:8000"]
 DATASETS = [{"name": "main", "type": "synthetic"}]
+SERVER_METRICS = {"urls": ["http://llama.inference.svc:8000/metrics"], "discovery": {"mode": "disabled"}}
 MODELS = ["meta-llama/Llama-3.1-8B-Instruct"]
 IMAGE = "nvcr.io/nvidia/aiperf:0.13.0"
 
@@ -117,6 +118,7 @@ def test_llama_latency_inputs() -> None:
                     "streaming": True,
                     "headers": {"X-Team": "[secret 96c2886c]"},
                 },
+                "serverMetrics": SERVER_METRICS,
                 "datasets": DATASETS,
                 "phases": [
                     {"name": "warmup", "type": "concurrency", "concurrency": 8, "requests": 100},
@@ -175,6 +177,7 @@ def test_sweep_point_c128() -> None:
             "benchmark": {
                 "models": MODELS,
                 "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True},
+                "serverMetrics": SERVER_METRICS,
                 "datasets": DATASETS,
                 "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 128, "requests": 1000}],
             },
@@ -214,7 +217,7 @@ def test_sweep_points_differ_only_in_name_and_concurrency() -> None:
 
 def test_prod_jobs_table() -> None:
     common = {"flavor": ["cpu"], "fits": True, "borrowing": False}
-    one_pod = {"cpu": "3800m", "memory": "7936Mi"}  # 450m + 3350m; 1792Mi + 6Gi
+    one_pod = {"cpu": "3800m", "memory": "8Gi"}  # 450m + 3350m; 1792Mi + 256Mi (records manager 512Mi) + 6Gi
     research = {"namespace": "bench-research", "queue": "aiperf-queue", "clusterQueue": "research"}
     point = {**research, "priorityClass": "benchmark-low"}
     assert committed_run("prod").outputs["jobs"] == [
@@ -255,7 +258,7 @@ def test_prod_jobs_table() -> None:
             **point,
             "pods": 3,
             "workers": 20,
-            "requests": {"cpu": "7150m", "memory": "14080Mi"},  # 20 workers → 2 worker pods
+            "requests": {"cpu": "7150m", "memory": "14Gi"},  # 20 workers → 2 worker pods
             **common,
             "fitOnNominal": 6,
         },
@@ -303,7 +306,7 @@ def test_default_queue_and_operator_priority_class(variant: ProgramRun) -> None:
         "priorityClass": "benchmark-low",
         "pods": 2,
         "workers": 1,
-        "requests": {"cpu": "3800m", "memory": "7936Mi"},
+        "requests": {"cpu": "3800m", "memory": "8Gi"},
         "flavor": ["cpu"],
         "fits": True,
         "borrowing": False,

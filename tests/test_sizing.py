@@ -116,6 +116,9 @@ def test_external_operator_env() -> None:
     unknown = sizing_from_config(_operator(install=False))
     assert (unknown.known, unknown.worker_pod) == (False, ContainerSize("3350m", "6Gi"))
     assert sizing_from_config(_operator(install=False, aiperfVersion="unknown", env={})).known is False
+    # Without an env, sizing declares the external operator's pod sizes.
+    by_sizing = sizing_from_config(_operator(install=False, sizing={"workerPod": {"cpu": "2"}}))
+    assert (by_sizing.known, by_sizing.worker_pod) == (True, ContainerSize("2", "6Gi"))
 
 
 @pytest.mark.parametrize(
@@ -124,7 +127,7 @@ def test_external_operator_env() -> None:
         ({"aiperfVersion": "0.12.0"}, "must be an AIPerf release this program models (0.13.0) or 'unknown'"),
         ({"aiperfVersion": "unknown"}, "'unknown' is only for an external operator (install: false)"),
         ({"env": {"A": "b"}}, "env: only with install: false"),
-        ({"install": False, "sizing": {}}, "sizing: with install: false nothing sets the operator's sizing"),
+        ({"install": False, "sizing": {}, "env": {}}, "sizing and env: with install: false the declared env is"),
         ({"install": False, "env": "later"}, "must be a mapping of variable to value, or 'unknown'"),
     ],
 )

@@ -189,7 +189,8 @@ class OperatorConfig(Model):
     """With ``install: false`` only: the external operator's ``AIPERF_*`` env as deployed
     (``kubectl set env deploy/<operator> --list``), or ``unknown`` (default). Known, it decides
     the default queue and the pod sizes the plan assumes; unknown, the plan says which of its
-    claims depend on it. With ``install: true`` the program sets that env itself."""
+    claims depend on it (``sizing`` may still declare its pod sizes). With ``install: true``
+    the program sets that env itself."""
 
     chart: str = "../aiperf/deploy/helm/aiperf-operator"
     """The chart: a local path (a checkout of ai-dynamo/aiperf at the release's tag, ``v0.13.0``;
@@ -293,10 +294,10 @@ class OperatorConfig(Model):
                     "env: only with install: false (the external operator's env); with install: true the program "
                     "sets the operator's env from defaultQueue, defaultPriorityClass and sizing"
                 )
-        elif "sizing" in given:
+        elif "sizing" in given and isinstance(self.env, dict):
             raise ValueError(
-                "sizing: with install: false nothing sets the operator's sizing; declare the external operator's "
-                "env instead (env: {AIPERF_K8S_WORKER_POD_CPU: ..., ...}, or env: unknown)"
+                "sizing and env: with install: false the declared env is the external operator's sizing; give one of "
+                "them (env: {AIPERF_K8S_WORKER_POD_CPU: ..., ...})"
             )
         return self
 
