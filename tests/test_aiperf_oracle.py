@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from aiperf_kueue import installs, manifests
+from aiperf_kueue.config import aiperf_benchmark as bench
+from aiperf_kueue.config import aiperf_spec
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.job_shape import predicted_jobset
 from aiperf_kueue.loader import parse_config
@@ -233,3 +237,71 @@ def test_the_memory_estimation_warnings_the_plan_predicts(
     assert bool(memory) == (reported is not None)
     if reported is not None:
         assert memory[0].startswith(reported)
+
+
+def _keys(model: type[BaseModel]) -> set[str]:
+    extra = getattr(model, "KEYS", frozenset())
+    return {f.alias or n for n, f in model.model_fields.items()} | set(extra)
+
+
+#: Every object of the spec the program types, by path, and the keys its model takes.
+PROGRAM_KEYS: dict[str, set[str]] = {
+    "": _keys(aiperf_spec.AIPerfJobSpec),
+    "podTemplate": _keys(aiperf_spec.PodTemplate),
+    "multiRun": _keys(aiperf_spec.MultiRun),
+    "multiRun.convergence": _keys(aiperf_spec.Convergence),
+    "failurePolicy": _keys(aiperf_spec.FailurePolicy),
+    "benchmark": _keys(bench.Benchmark),
+    "benchmark.models": {"items", "strategy"},
+    "benchmark.endpoint": _keys(bench.Endpoint),
+    "benchmark.endpoint.template": _keys(bench.EndpointTemplate),
+    "benchmark.endpoint.resetKvCache": {"timeoutSeconds", "maxRetrySeconds", "path"},
+    "benchmark.endpoint.serverProfiler": {"timeoutSeconds", "startPath", "stopPath"},
+    "benchmark.phases": _keys(bench.Phase),
+    "benchmark.artifacts": _keys(bench.Artifacts),
+    "benchmark.tokenizer": _keys(bench.Tokenizer),
+    "benchmark.gpuTelemetry": set(bench._GPU_TELEMETRY_KEYS) - {"url"},
+    "benchmark.serverMetrics": set(bench._SERVER_METRICS_KEYS) - {"url"},
+    "benchmark.networkLatency": _keys(bench.NetworkLatency),
+    "benchmark.otel": _keys(bench.Otel),
+    "benchmark.mlflow": _keys(bench.Mlflow),
+    "benchmark.wandb": _keys(bench.Wandb),
+    "benchmark.runtime": _keys(bench.Runtime),
+    "benchmark.logging": _keys(bench.Logging),
+    "benchmark.metrics": _keys(bench.Metrics),
+    "benchmark.accuracy": _keys(bench.Accuracy),
+}
+
+
+def _literal(model: type[BaseModel], field: str) -> list[str]:
+    annotation = model.model_fields[field].annotation
+    for arg in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(arg) is typing.Literal:
+            return [str(v) for v in typing.get_args(arg)]
+    raise AssertionError(field)
+
+
+def test_the_spec_models_take_the_releases_keys_and_enums(oracle: Oracle) -> None:
+    """Per object, the keys the program's models take are the release's (``scheduling`` is the
+    program's to set, so it refuses it), and the enums are the release's values."""
+    release = oracle.ask({}, {"fields": True})
+    theirs = {path: set(keys) for path, keys in release["keys"].items() if path in PROGRAM_KEYS}
+    assert {path: keys for path, keys in PROGRAM_KEYS.items()} == theirs
+    enums = release["enums"]
+    for path, model, field in [
+        ("benchmark.endpoint.type", bench.Endpoint, "type"),
+        ("benchmark.endpoint.connectionReuse", bench.Endpoint, "connection_reuse"),
+        ("benchmark.endpoint.requestContentType", bench.Endpoint, "request_content_type"),
+        ("benchmark.endpoint.waitForModelMode", bench.Endpoint, "wait_for_model_mode"),
+        ("benchmark.accuracy.benchmark", bench.Accuracy, "benchmark"),
+        ("benchmark.accuracy.grader", bench.Accuracy, "grader"),
+        ("benchmark.logging.level", bench.Logging, "level"),
+        ("benchmark.runtime.ui", bench.Runtime, "ui"),
+        ("benchmark.phases.type", bench.Phase, "type"),
+        ("benchmark.phases.kind", bench.Phase, "kind"),
+        ("resourceMode", aiperf_spec.AIPerfJobSpec, "resource_mode"),
+        ("imagePullPolicy", aiperf_spec.AIPerfJobSpec, "image_pull_policy"),
+        ("podTemplate.dnsPolicy", aiperf_spec.PodTemplate, "dns_policy"),
+        ("failurePolicy.onChildFailure", aiperf_spec.FailurePolicy, "on_child_failure"),
+    ]:
+        assert sorted(_literal(model, field)) == sorted(enums[path]), path

@@ -333,6 +333,8 @@ async def main() -> None:
                 request = json.loads(line)
                 if "validate" in request:
                     answer: Json = validate(request["validate"])
+                elif "fields" in request:
+                    answer = fields()
                 else:
                     CLUSTER.clear()
                     CLUSTER.update(request.get("cluster", {}))
@@ -342,6 +344,49 @@ async def main() -> None:
         finally:
             await runs_index.close()
             await runner.cleanup()
+
+
+def fields() -> Json:
+    """The release's spec models: per path, the keys each object takes (camelCase), and the
+    values of its enums (phase types are the discriminator's tags)."""
+    import enum
+    import typing
+
+    from aiperf.kubernetes.crd_models import AIPerfJobSpec
+    from pydantic import BaseModel
+
+    keys: dict[str, set[str]] = {}
+    enums: dict[str, list[str]] = {}
+
+    def models(annotation: Any) -> list[type[BaseModel]]:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return [annotation]
+        return [m for a in typing.get_args(annotation) for m in models(a)]
+
+    def enum_values(annotation: Any) -> list[str] | None:
+        for a in [annotation, *typing.get_args(annotation)]:
+            if isinstance(a, type) and issubclass(a, enum.Enum):
+                return [str(e.value) for e in a]
+            if typing.get_origin(a) is typing.Literal:
+                return [str(v.value if isinstance(v, enum.Enum) else v) for v in typing.get_args(a)]
+        return None
+
+    def walk(model: type[BaseModel], path: str, depth: int) -> None:
+        keys.setdefault(path, set()).update(f.alias or n for n, f in model.model_fields.items())
+        for name, field in model.model_fields.items():
+            alias = field.alias or name
+            found = enum_values(field.annotation)
+            if found is not None:
+                enums.setdefault(f"{path}.{alias}" if path else alias, [])
+                enums[f"{path}.{alias}" if path else alias] += [
+                    v for v in found if v not in enums[f"{path}.{alias}" if path else alias]
+                ]
+            if depth < 3:
+                for sub in models(field.annotation):
+                    walk(sub, f"{path}.{alias}" if path else alias, depth + 1)
+
+    walk(AIPerfJobSpec, "", 0)
+    return {"keys": {k: sorted(v) for k, v in keys.items()}, "enums": enums}
 
 
 def validate(spec: Json) -> Json:
