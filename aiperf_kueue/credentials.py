@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
-from aiperf_kueue.config.aiperf_benchmark import (
+from aiperf_kueue.config.aiperf_endpoint import (
     ENV_REFERENCE,
     INJECTED_API_KEY,
     INJECTED_ENDPOINT_URLS,

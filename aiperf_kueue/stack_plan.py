@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import preflight, secrets
+from aiperf_kueue import operator_checks, preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.expansion import expand_sweeps
@@ -133,12 +133,12 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
     report = check_jobs(entries, config, queues, sizing, effective_operator_env(config))
     checks = preflight.stack_checks(config, entries, queues.target)
     image = operator_image(config.operator)
-    failed, job_warnings = preflight.job_problems_and_warnings(report.admissions, config, sizing, image)
+    failed, job_warnings = operator_checks.job_problems_and_warnings(report.admissions, config, sizing, image)
     problems = _merge(list(report.problems), [*preflight.problems(checks), *failed])
     if problems:
         raise ConfigError(source, problems)
     rbac = preflight.rbac_warning(config)
-    memory = preflight.memory_estimation_warnings(report.admissions, sizing)
+    memory = operator_checks.memory_estimation_warnings(report.admissions, sizing)
     warnings = (
         *_external_operator_warnings(config, sizing),
         *priority_warnings(config),

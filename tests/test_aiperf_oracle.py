@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 from aiperf_kueue import installs, manifests
 from aiperf_kueue.config import aiperf_benchmark as bench
+from aiperf_kueue.config import aiperf_endpoint as endpoint
+from aiperf_kueue.config import aiperf_phases as phases
 from aiperf_kueue.config import aiperf_spec
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.job_shape import predicted_jobset
@@ -253,11 +255,11 @@ PROGRAM_KEYS: dict[str, set[str]] = {
     "failurePolicy": _keys(aiperf_spec.FailurePolicy),
     "benchmark": _keys(bench.Benchmark),
     "benchmark.models": {"items", "strategy"},
-    "benchmark.endpoint": _keys(bench.Endpoint),
-    "benchmark.endpoint.template": _keys(bench.EndpointTemplate),
+    "benchmark.endpoint": _keys(endpoint.Endpoint),
+    "benchmark.endpoint.template": _keys(endpoint.EndpointTemplate),
     "benchmark.endpoint.resetKvCache": {"timeoutSeconds", "maxRetrySeconds", "path"},
     "benchmark.endpoint.serverProfiler": {"timeoutSeconds", "startPath", "stopPath"},
-    "benchmark.phases": _keys(bench.Phase),
+    "benchmark.phases": _keys(phases.Phase),
     "benchmark.artifacts": _keys(bench.Artifacts),
     "benchmark.tokenizer": _keys(bench.Tokenizer),
     "benchmark.gpuTelemetry": set(bench._GPU_TELEMETRY_KEYS) - {"url"},
@@ -289,16 +291,16 @@ def test_the_spec_models_take_the_releases_keys_and_enums(oracle: Oracle) -> Non
     assert {path: keys for path, keys in PROGRAM_KEYS.items()} == theirs
     enums = release["enums"]
     for path, model, field in [
-        ("benchmark.endpoint.type", bench.Endpoint, "type"),
-        ("benchmark.endpoint.connectionReuse", bench.Endpoint, "connection_reuse"),
-        ("benchmark.endpoint.requestContentType", bench.Endpoint, "request_content_type"),
-        ("benchmark.endpoint.waitForModelMode", bench.Endpoint, "wait_for_model_mode"),
+        ("benchmark.endpoint.type", endpoint.Endpoint, "type"),
+        ("benchmark.endpoint.connectionReuse", endpoint.Endpoint, "connection_reuse"),
+        ("benchmark.endpoint.requestContentType", endpoint.Endpoint, "request_content_type"),
+        ("benchmark.endpoint.waitForModelMode", endpoint.Endpoint, "wait_for_model_mode"),
         ("benchmark.accuracy.benchmark", bench.Accuracy, "benchmark"),
         ("benchmark.accuracy.grader", bench.Accuracy, "grader"),
         ("benchmark.logging.level", bench.Logging, "level"),
         ("benchmark.runtime.ui", bench.Runtime, "ui"),
-        ("benchmark.phases.type", bench.Phase, "type"),
-        ("benchmark.phases.kind", bench.Phase, "kind"),
+        ("benchmark.phases.type", phases.Phase, "type"),
+        ("benchmark.phases.kind", phases.Phase, "kind"),
         ("resourceMode", aiperf_spec.AIPerfJobSpec, "resource_mode"),
         ("imagePullPolicy", aiperf_spec.AIPerfJobSpec, "image_pull_policy"),
         ("podTemplate.dnsPolicy", aiperf_spec.PodTemplate, "dns_policy"),

@@ -25,7 +25,8 @@ from pydantic.alias_generators import to_camel
 
 from aiperf_kueue import quantity
 from aiperf_kueue.aiperf_release import RECORD_PROCESSOR_CPU_ENV
-from aiperf_kueue.config.aiperf_benchmark import Benchmark, CrdModel, Number
+from aiperf_kueue.config.aiperf_base import CrdModel, Number
+from aiperf_kueue.config.aiperf_benchmark import Benchmark
 from aiperf_kueue.config.base import dns_label
 
 #: AIPerf job ids (= AIPerfJob names) are DNS labels of at most this many characters: the JobSet
