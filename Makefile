@@ -1,11 +1,19 @@
 # `make plan`: set everything up, then plan the dev stack offline.
 # `make test`: set everything up, then lint, type-check, check the import layers and run the tests.
 # `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
+# `make oracle`: the released AIPerf operator in its own cached virtualenv (AIPERF_VENV), for the
+#   exactness tests (and the e2e's `kopf run -m aiperf.operator.main`); `make test` builds it first.
 PYTHON ?= python3
 VENV ?= venv
 BIN := $(VENV)/bin
+# The AIPerf release the oracle runs; its virtualenv is cached outside the repository, keyed by
+# version, and rebuilt when requirements-aiperf.txt (the pinned set) changes.
+AIPERF_VERSION := 0.13.0
+AIPERF_VENV ?= $(HOME)/.cache/aiperf-kueue/venvs/aiperf-$(AIPERF_VERSION)
+AIPERF_STAMP := $(AIPERF_VENV)/.installed-$(shell sha256sum requirements-aiperf.txt | cut -c1-16)
+export AIPERF_VENV
 
-.PHONY: setup plan test lint upstream bench clean
+.PHONY: setup plan test lint upstream bench clean oracle
 
 setup: $(VENV)/.installed
 
@@ -40,7 +48,16 @@ upstream: setup
 	@echo "==> upstream Go modules for the conformance tests (tests/upstream.py)"
 	$(BIN)/python -m tests.upstream
 
-test: lint upstream
+
+oracle: $(AIPERF_STAMP)
+
+$(AIPERF_STAMP): requirements-aiperf.txt
+	$(PYTHON) -m venv $(AIPERF_VENV)
+	$(AIPERF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-aiperf.txt
+	rm -f $(AIPERF_VENV)/.installed-*
+	touch $@
+
+test: lint upstream oracle
 	$(BIN)/python -m pytest -q
 
 bench: setup

@@ -17,7 +17,7 @@ every resource (as the planner writes ClusterQueues):
   tolerated by neither the pod's nor the flavor's tolerations, or when the pod's nodeSelector
   or required node affinity, compared only on the keys of the flavor's ``nodeLabels``, does
   not match those labels (``checkFlavorForPodSets``). Both pods carry the podTemplate's
-  nodeSelector, affinity and tolerations (:class:`~aiperf_kueue.sizing.Placement`);
+  nodeSelector, affinity and tolerations (:class:`~aiperf_kueue.placement.Placement`);
 - a podSet fits a flavor when, for every resource, the requests of the podSets already
   assigned to that flavor plus its own are at most the flavor's maximum capacity
   (:func:`max_capacity`);
@@ -34,6 +34,7 @@ The cluster is assumed empty: no other workload holds quota, nothing is preempte
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,23 +42,16 @@ from fractions import Fraction
 from typing import Literal
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, Pool, StackConfig
-from aiperf_kueue.config.jobs import JobEntry
+from aiperf_kueue.config import ClusterQueue, Pool, StackConfig, Taint, Toleration
+from aiperf_kueue.config.expansion import JobEntry
+from aiperf_kueue.credentials import credential_problems, credential_warnings, unresolved_variables
 from aiperf_kueue.errors import Problem, key_path
+from aiperf_kueue.job_shape import JobShape, PodSet, job_shape
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
+from aiperf_kueue.placement import Placement
 from aiperf_kueue.planner import QueuePlan
-from aiperf_kueue.sizing import (
-    DEFAULT_WORKERS_PER_POD,
-    JobShape,
-    Placement,
-    PodSet,
-    Sizing,
-    SizingError,
-    Toleration,
-    format_requests,
-    job_shape,
-    resource_order,
-)
+from aiperf_kueue.requests import SizingError, format_requests, resource_order
+from aiperf_kueue.sizing import Sizing
 
 WhenCanBorrow = Literal["MayStopSearch", "TryNextFlavor"]
 
@@ -90,19 +84,6 @@ class Capacities:
 
 
 @dataclass(frozen=True)
-class Taint:
-    """A node taint of a ResourceFlavor."""
-
-    key: str
-    value: str
-    effect: str
-
-    def kueue_text(self) -> str:
-        """The taint as Kueue prints it in ``untolerated taint {...} in flavor X`` (Go's ``%s`` of a Taint)."""
-        return f"{{{self.key} {self.value} {self.effect} <nil>}}"
-
-
-@dataclass(frozen=True)
 class Flavor:
     """One ResourceFlavor as Kueue's flavor assigner checks pods against it."""
 
@@ -124,8 +105,8 @@ class Flavor:
         return cls(
             pool.name,
             tuple(sorted(pool.node_labels.items())),
-            tuple(Taint(t.key, t.value or "", t.effect) for t in pool.node_taints),
-            tuple(Toleration(t.key or "", t.operator, t.value or "", t.effect or "") for t in pool.tolerations),
+            tuple(pool.node_taints),
+            tuple(pool.tolerations),
         )
 
     def mismatch(self, placement: Placement, label_keys: frozenset[str] | None = None) -> str | None:
@@ -136,9 +117,7 @@ class Flavor:
         """
         tolerations = placement.tolerations + self.tolerations
         for taint in self.node_taints:
-            if taint.effect in CHECKED_TAINT_EFFECTS and not any(
-                t.tolerates(taint.key, taint.value, taint.effect) for t in tolerations
-            ):
+            if taint.effect in CHECKED_TAINT_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
                 return f"untolerated taint {taint.kueue_text()} in flavor {self.name}"
         labels = dict(self.node_labels)
         if not _matches_node_affinity(placement, labels, frozenset(labels) if label_keys is None else label_keys):
@@ -309,9 +288,75 @@ def assign(
 
     cap = {p: {r: capacities.max_capacity(cq_name, p, r) for r in totals} for p in pools}
     nominal = {p: {r: plan.nominal_quota(cq_name, p, r) for r in totals} for p in pools}
+    placing = _place(podsets, needs, pools, cap, nominal, flavors, when_can_borrow, plan.target)
+    if placing.failed is not None:
+        ps = podsets[placing.failed]
+        skipped = flavors.skipped(ps.placement) if flavors is not None else {}
+        eligible = [p for p in pools if p not in skipped]
+        nofit = _NoFit(
+            cq_name,
+            ps,
+            needs[placing.failed],
+            placing.placed,
+            placing.reasons,
+            totals,
+            eligible,
+            placing.usage,
+            workers_per_pod,
+            _more_quota(
+                podsets,
+                needs,
+                placing.failed,
+                placing.usage,
+                eligible,
+                pools,
+                cap,
+                nominal,
+                flavors,
+                when_can_borrow,
+                plan.target,
+            ),
+        )
+        return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, in_cohort, len(pools) > 1))
+    placed, usage = placing.placed, placing.usage
+
+    return Assignment(
+        cluster_queue=cq_name,
+        pod_sets=tuple(placed),
+        usage=usage,
+        fits=True,
+        borrowing=any(ps.borrowing for ps in placed),
+        jobs_on_nominal=_how_many(usage, nominal),
+        requests=totals,
+    )
+
+
+@dataclass(frozen=True)
+class _Placing:
+    """Where podSets land, in order, up to the first that fits no flavor."""
+
+    placed: tuple[PodSetAssignment, ...]
+    usage: Mapping[str, Mapping[str, Fraction]]
+    failed: int | None = None
+    """Index of the podSet that fits no flavor (``None``: every podSet fits)."""
+    reasons: tuple[str, ...] = ()
+    """Kueue's reason per flavor tried for the failed podSet (skipped, or not enough quota)."""
+
+
+def _place(
+    podsets: Sequence[PodSet],
+    needs: Sequence[Mapping[str, Fraction]],
+    pools: Sequence[str],
+    cap: Mapping[str, Mapping[str, Fraction]],
+    nominal: Mapping[str, Mapping[str, Fraction]],
+    flavors: Flavors | None,
+    when_can_borrow: WhenCanBorrow,
+    target: KueueTarget,
+) -> _Placing:
+    """Kueue's flavor assigner over ``podsets`` with per-flavor ``cap`` and ``nominal`` (see module doc)."""
     usage: dict[str, dict[str, Fraction]] = {}
     placed: list[PodSetAssignment] = []
-    for ps, need in zip(podsets, needs, strict=True):
+    for index, (ps, need) in enumerate(zip(podsets, needs, strict=True)):
         if not need:
             placed.append(PodSetAssignment(ps.name, ps.count, None))
             continue
@@ -327,7 +372,7 @@ def assign(
             after = {r: before.get(r, Fraction(0)) + a for r, a in need.items()}
             over = [r for r in resource_order(need) if after[r] > cap[pool][r]]
             if over:
-                reasons += [_insufficient(plan.target, pool, r, before.get(r, Fraction(0)), need, cap) for r in over]
+                reasons += [_insufficient(target, pool, r, before.get(r, Fraction(0)), need, cap) for r in over]
                 continue
             if all(after[r] <= nominal[pool][r] for r in need):
                 chosen = (pool, False)
@@ -339,32 +384,63 @@ def assign(
         if chosen is None and fallback is not None:
             chosen = (fallback, True)
         if chosen is None:
-            nofit = _NoFit(
-                cq_name,
-                ps,
-                need,
-                placed,
-                reasons,
-                totals,
-                [p for p in pools if p not in skipped],
-                usage,
-                workers_per_pod,
-            )
-            return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, in_cohort, len(pools) > 1))
+            return _Placing(tuple(placed), usage, index, tuple(reasons))
         pool, borrows = chosen
         for r, a in need.items():
             usage.setdefault(pool, {})[r] = usage.get(pool, {}).get(r, Fraction(0)) + a
         placed.append(PodSetAssignment(ps.name, ps.count, pool, borrows))
+    return _Placing(tuple(placed), usage)
 
-    return Assignment(
-        cluster_queue=cq_name,
-        pod_sets=tuple(placed),
-        usage=usage,
-        fits=True,
-        borrowing=any(ps.borrowing for ps in placed),
-        jobs_on_nominal=_how_many(usage, nominal),
-        requests=totals,
-    )
+
+def _more_quota(
+    podsets: Sequence[PodSet],
+    needs: Sequence[Mapping[str, Fraction]],
+    failed: int,
+    usage: Mapping[str, Mapping[str, Fraction]],
+    eligible: Sequence[str],
+    pools: Sequence[str],
+    cap: Mapping[str, Mapping[str, Fraction]],
+    nominal: Mapping[str, Mapping[str, Fraction]],
+    flavors: Flavors | None,
+    when_can_borrow: WhenCanBorrow,
+    target: KueueTarget,
+) -> tuple[str, Mapping[str, Fraction]] | None:
+    """A flavor and the extra nominal quota there that is proven to admit the job (``None``: none found).
+
+    Per flavor in the order Kueue tries them, two candidates: what the failed podSet lacks there
+    next to the podSets already on it, then what the whole job lacks there (an earlier podSet may
+    move to the flavor that grows and take the room). Each is kept only if the assignment, run again with it, fits:
+    a fix that merely moves the failure would be a wrong fix. Raising a ClusterQueue's nominalQuota
+    by X raises its maximum capacity by X too (what it may borrow does not depend on its own quota).
+    """
+    need = needs[failed]
+    for pool in eligible:
+        before = usage.get(pool, {})
+        job: dict[str, Fraction] = {}
+        for ps, amounts in zip(podsets, needs, strict=True):
+            if flavors is None or pool not in flavors.skipped(ps.placement):
+                for r, a in amounts.items():
+                    job[r] = job.get(r, Fraction(0)) + a
+        podset_short = {
+            r: before.get(r, Fraction(0)) + need[r] - cap[pool][r]
+            for r in resource_order(need)
+            if before.get(r, Fraction(0)) + need[r] > cap[pool][r]
+        }
+        job_short = {r: job[r] - cap[pool][r] for r in resource_order(job) if job[r] > cap[pool][r]}
+        for more in (podset_short, job_short):
+            if not more:
+                continue
+            grown, grown_nominal = _grow(cap, pool, more), _grow(nominal, pool, more)
+            if _place(podsets, needs, pools, grown, grown_nominal, flavors, when_can_borrow, target).failed is None:
+                return pool, more
+    return None
+
+
+def _grow(
+    table: Mapping[str, Mapping[str, Fraction]], pool: str, more: Mapping[str, Fraction]
+) -> dict[str, dict[str, Fraction]]:
+    """``table`` (flavor → resource → amount) with ``more`` added in ``pool``."""
+    return {p: {r: a + (more.get(r, Fraction(0)) if p == pool else 0) for r, a in v.items()} for p, v in table.items()}
 
 
 def _failed(cq_name: str, podsets: Sequence[PodSet], totals: Mapping[str, Fraction], error: str) -> Assignment:
@@ -432,6 +508,8 @@ class _NoFit:
     usage: Mapping[str, Mapping[str, Fraction]]
     """What the earlier podSets take per flavor."""
     workers_per_pod: int | None = None
+    more: tuple[str, Mapping[str, Fraction]] | None = None
+    """The flavor to grow and by how much, proven to admit the job (:func:`_more_quota`)."""
 
     def _room(self, cap: Mapping[str, Mapping[str, Fraction]], pool: str) -> int:
         """How many of this podSet's pods fit in ``pool`` after the earlier podSets."""
@@ -440,23 +518,17 @@ class _NoFit:
         return max(0, min((math.floor(left[r] / per_pod[r]) for r in per_pod), default=0))
 
     def fix(self, cap: Mapping[str, Mapping[str, Fraction]], in_cohort: bool) -> str:
-        """The fix, first: how many fewer workers would fit, or how much more quota this needs."""
-        missing: dict[str, dict[str, Fraction]] = {}
-        for pool in self.eligible:
-            before = self.usage.get(pool, {})
-            missing[pool] = {
-                r: before.get(r, Fraction(0)) + self.need[r] - cap[pool][r]
-                for r in resource_order(self.need)
-                if before.get(r, Fraction(0)) + self.need[r] > cap[pool][r]
-            }
-        # The first flavor Kueue tries (list CPU-only pools first, and it is one of them).
-        pool = self.eligible[0]
-        more = ", ".join(f"{r} +{_q(r, a)}" for r, a in missing[pool].items())
-        where = "nominalQuota, or more to borrow in its cohort" if in_cohort else "nominalQuota"
-        quota = f"give ClusterQueue {self.cq_name} {more} in flavor {pool} ({where})"
+        """The fix, first, with its ``"; "``: how many fewer workers would fit, or how much more quota
+        this needs (``""`` when no quota in one flavor is proven to admit it and fewer workers do not help)."""
+        quota = None
+        if self.more is not None:
+            pool, missing = self.more
+            more = ", ".join(f"{r} +{_q(r, a)}" for r, a in missing.items())
+            where = "nominalQuota, or more to borrow in its cohort" if in_cohort else "nominalQuota"
+            quota = f"give ClusterQueue {self.cq_name} {more} in flavor {pool} ({where})"
         room = max(self._room(cap, p) for p in self.eligible)
         if self.podset.name != "workers" or room == 0 or self.podset.count <= 1:
-            return f"fix: {quota}"
+            return f"fix: {quota}; " if quota else ""
         if self.workers_per_pod:
             fewer = (
                 f"run at most {room * self.workers_per_pod} workers ({room} of its {self.podset.count} worker pods, "
@@ -464,7 +536,7 @@ class _NoFit:
             )
         else:
             fewer = f"run at most {room} of its {self.podset.count} worker pods: lower the concurrency"
-        return f"fix: {fewer}, or {quota}"
+        return f"fix: {fewer}, or {quota}; " if quota else f"fix: {fewer}; "
 
     def message(
         self,
@@ -499,7 +571,7 @@ class _NoFit:
         if earlier:
             got = ", ".join(f"podSet {ps.name} gets flavor {ps.flavor}" for ps in earlier)
             summary += f"; {got}, then podSet {self.podset.name} ({format_requests(self.need)}) fits no flavor"
-        return f"{self.fix(cap, in_cohort)}; {summary}; {pending}"
+        return f"{self.fix(cap, in_cohort)}{summary}; {pending}"
 
 
 # --------------------------------------------------------------------------- whole stacks
@@ -551,14 +623,15 @@ def check_jobs(
     config: StackConfig,
     plan: QueuePlan,
     sizing: Sizing,
-    default_workers_per_pod: int = DEFAULT_WORKERS_PER_POD,
+    operator_env: Mapping[str, str] | None = None,
 ) -> JobsReport:
     """Resolve, size and place every job; every job that could never run is a problem.
 
     Each entry's namespace must be one of a ClusterQueue's ``namespaces``; its ``queue``
     (default: that namespace's ``localQueue``) must be a LocalQueue this program creates
     there; its ``priorityClass`` must be declared in ``priorityClasses``. Flavors are
-    matched against the pods with the pools' nodeLabels, nodeTaints and tolerations.
+    matched against the pods with the pools' nodeLabels, nodeTaints and tolerations. The
+    operator (``sizing``, running with ``operator_env``; ``None``: unknown) must accept it.
     """
     owners: dict[str, tuple[ClusterQueue, list[str], WhenCanBorrow]] = {}
     for cq in config.queues.cluster_queues:
@@ -613,10 +686,14 @@ def check_jobs(
             )
             continue
         try:
-            shape = job_shape(entry.spec, sizing, default_workers_per_pod)
+            refused = [*credential_problems(entry.spec), *unresolved_variables(entry.spec.manifest(), operator_env)]
+            if refused:
+                raise refused[0]
+            shape = job_shape(entry.spec, sizing)
         except SizingError as exc:
-            problems.append(Problem(f"{key_path(*where)}.{exc.path}", f"{entry.name}: {exc.message}"))
+            problems.append(Problem(f"{key_path(*where)}.{exc.path}", operator_failure(entry.name, exc, sizing)))
             continue
+        warnings += [f"{label}: {w}" for w in credential_warnings(entry.spec)]
         assignment = assign(
             plan,
             cq.name,
@@ -673,3 +750,17 @@ def _no_requests_warning(cq_name: str, assignment: Assignment) -> str:
         f"{format_requests(assignment.requests)} (flavor {', '.join(assignment.flavors)}) and it bypasses the "
         "CPU and memory quota: nothing guarantees its pods room next to what others run"
     )
+
+
+def operator_failure(job: str, exc: SizingError, sizing: Sizing) -> str:
+    """A job the operator would fail: why, the operator's own message, and the fix."""
+    if exc.operator is None:
+        return f"{job}: {exc.message}"
+    return (
+        f"{job}: AIPerf {sizing.version} would fail the AIPerfJob (status.error {quoted(exc.operator)}); {exc.message}"
+    )
+
+
+def quoted(message: str) -> str:
+    """The operator's message in double quotes on one line, escaped as a JSON string (newlines too)."""
+    return json.dumps(message, ensure_ascii=False)

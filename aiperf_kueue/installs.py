@@ -18,13 +18,14 @@ from typing import Any
 
 import yaml
 
+from aiperf_kueue.aiperf_release import DEFAULT_VERSION, RELEASES, release
 from aiperf_kueue.config import Namespace, StackConfig
+from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.config.installs import JOBSET_FRAMEWORK, OperatorConfig
-from aiperf_kueue.config.jobs import JobEntry
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
-from aiperf_kueue.sizing import DEFAULT_WORKERS_PER_POD, sizing_from_config
 from aiperf_kueue.sizing import operator_env as operator_sizing_env
+from aiperf_kueue.sizing import sizing_from_config
 
 #: Kueue's integration frameworks as each chart family enables them by default.
 _FRAMEWORKS_V1BETA2 = [
@@ -287,8 +288,8 @@ def jobset_release(config: StackConfig) -> HelmRelease:
 
 
 def operator_image(op: OperatorConfig) -> str:
-    """``repository:tag`` of the pinned AIPerf image."""
-    return f"{op.image.repository}:{op.image.tag}"
+    """``repository:tag`` of the pinned AIPerf image (the tag defaults to ``aiperfVersion``)."""
+    return f"{op.image.repository}:{op.image_tag}"
 
 
 def operator_release(config: StackConfig, benchmark_namespaces: list[str]) -> HelmRelease:
@@ -300,7 +301,7 @@ def operator_release(config: StackConfig, benchmark_namespaces: list[str]) -> He
     """
     op = config.operator
     base: dict[str, Any] = {
-        "image": {"repository": op.image.repository, "tag": op.image.tag},
+        "image": {"repository": op.image.repository, "tag": op.image_tag},
         "defaults": {"image": operator_image(op)},
         "kueue": {"createQueues": False},
         "benchmarkNamespace": {
@@ -435,6 +436,11 @@ def readiness_gate(config: StackConfig, target: KueueTarget) -> dict[str, Any]:
     }
 
 
+def chart_tag(op: OperatorConfig) -> str:
+    """The ``ai-dynamo/aiperf`` git tag whose chart ships the operator's release (``v0.13.0``)."""
+    return release(op.aiperf_version if op.aiperf_version in RELEASES else DEFAULT_VERSION).chart_ref
+
+
 def local_chart_warning(config: StackConfig, project_dir: Path) -> str | None:
     """The plan warning for a local operator chart that is not there: its ``values.schema.json``
     cannot validate the merged values, and ``pulumi up`` would fail to render it. None for an
@@ -447,17 +453,16 @@ def local_chart_warning(config: StackConfig, project_dir: Path) -> str | None:
         return None
     return (
         f"operator.chart: local chart {op.chart!r} not found (resolved to {chart}): the merged values were not "
-        "validated against its values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf "
-        "at the pinned commit there, or point operator.chart at the checkout"
+        f"validated against its values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf "
+        f"at tag {chart_tag(op)} there, or point operator.chart at the checkout"
     )
 
 
 def sizing_env(config: StackConfig) -> dict[str, str]:
-    """Every pod-sizing variable the operator reads, from the operator's sizing config, plus the
-    workers-per-pod default the admission proof assumes (the operator's own default, pinned)."""
-    env = operator_sizing_env(sizing_from_config(config.operator.sizing))
-    env["AIPERF_WORKER_DEFAULT_WORKERS_PER_POD"] = str(DEFAULT_WORKERS_PER_POD)
-    return env
+    """Every operator setting that shapes a benchmark's pods, from the release's defaults and
+    ``operator.sizing``: pod sizes, the sweep controller's, workers per pod, the JobSet TTL and
+    process-namespace sharing (:func:`aiperf_kueue.sizing.operator_env`)."""
+    return operator_sizing_env(sizing_from_config(config.operator))
 
 
 # --------------------------------------------------------------------------- install checks

@@ -185,7 +185,7 @@ def _problem(err: Any) -> Problem:
         # A whole list or mapping made secure: its placeholder is a string, so say what went wrong.
         message = (
             "is a secure value, but secure values are supported only as single string values (e.g. one header "
-            f"value, endpoint.apiKey, an env value); write {_SHAPES[kind]} here and make only its string values secure"
+            f"value, an env value); write {_SHAPES[kind]} here and make only its string values secure"
         )
     elif kind == "missing":
         message = "required, but not set"

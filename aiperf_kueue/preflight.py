@@ -13,8 +13,8 @@ queueName set, 404, Kueue not installed                     FAIL   ``Kueue is no
 queueName set, 404, Kueue installed                         FAIL   ``Kueue LocalQueue '<q>' not found. ...``
 queueName set, other HTTP error (403)                       WARN   ``Could not verify Kueue queue: HTTP <code>``
 no queueName, Kueue not installed                           SKIP   ``Kueue not installed (queue check skipped)``
-no queueName, namespace annotated default-queue-name        PASS   ``No explicit queue specified but ...``
-no queueName, no annotation                                 WARN   ``Kueue is installed but no queue configured. ...``
+no queueName, namespace annotated with a queue (non-empty)  PASS   ``No explicit queue specified but ...``
+no queueName, no annotation (or an empty one)               WARN   ``Kueue is installed but no queue configured. ...``
 ==========================================================  =====  ==========================================
 
 The check reads **only** ``spec.scheduling.queueName``, never the operator's env default;
@@ -36,11 +36,18 @@ from typing import Any, Literal
 
 from aiperf_kueue import manifests
 from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.config.installs import DEFAULT_QUEUE_AUTO
-from aiperf_kueue.config.jobs import JobEntry
 from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, DEFAULT_QUEUE_ANNOTATION, QUEUE_NAME_LABEL, KueueTarget
-from aiperf_kueue.submit import benchmark_namespaces, default_queue, namespace_annotations, namespace_queue
+from aiperf_kueue.submit import (
+    DEFAULT_QUEUE_ENV,
+    benchmark_namespaces,
+    default_queue,
+    namespace_annotations,
+    namespace_queue,
+    operator_env_known,
+)
 
 #: The operator's name for the check (the ``Pre-flight failed: <check>: <message>`` prefix).
 CHECK_NAME = "Kueue Queue"
@@ -116,7 +123,8 @@ def check_kueue_queue(namespace: str, queue_name: str | None, cluster: Cluster) 
             "Kueue not installed (queue check skipped)",
             "install Kueue, or accept that the job runs without gang-scheduling and quota",
         )
-    if DEFAULT_QUEUE_ANNOTATION in cluster.annotations.get(namespace, {}):
+    # The operator tests the annotation's value: an empty one configures no queue.
+    if cluster.annotations.get(namespace, {}).get(DEFAULT_QUEUE_ANNOTATION):
         return Outcome(
             "PASS",
             f"No explicit queue specified but namespace has {DEFAULT_QUEUE_ANNOTATION} annotation",
@@ -267,13 +275,20 @@ def _unlabelled(
     target: KueueTarget,
 ) -> str:
     """Where a job without ``spec.scheduling.queueName`` ends up: the annotation routes nothing,
-    the operator's env default ``default`` does."""
-    if default:
-        how = (
-            "operator.defaultQueue"
-            if config.operator.default_queue_setting != DEFAULT_QUEUE_AUTO
-            else "operator.defaultQueue: auto, the LocalQueue every benchmark namespace has"
+    the operator's env default ``default`` does (unknown when an external operator's env is)."""
+    if not operator_env_known(config):
+        return (
+            f"unknown: the external operator's env is not declared (operator.env: unknown); with {DEFAULT_QUEUE_ENV} "
+            "naming a LocalQueue of this namespace it labels the JobSet and creates it suspended for Kueue, without "
+            "it the JobSet carries no queue label; declare operator.env to know which"
         )
+    if default:
+        if not config.operator.install:
+            how = f"{DEFAULT_QUEUE_ENV} in the external operator's declared env"
+        elif config.operator.default_queue_setting != DEFAULT_QUEUE_AUTO:
+            how = "operator.defaultQueue"
+        else:
+            how = "operator.defaultQueue: auto, the LocalQueue every benchmark namespace has"
         return (
             f"the operator labels the JobSet {QUEUE_NAME_LABEL}={default} ({how}) and "
             f"creates it suspended; Kueue admits it through LocalQueue {default} (ClusterQueue {cluster_queue})"
@@ -300,6 +315,17 @@ def _unrouted(config: StackConfig, default: str | None) -> tuple[str, str] | Non
     """Why the operator stamps no queue label, and the fix; None when it has an env default."""
     if default:
         return None
+    if not config.operator.install:
+        if not operator_env_known(config):
+            return (
+                "the external operator's env is not declared (operator.env: unknown), so it may stamp none",
+                f"declare operator.env (with {DEFAULT_QUEUE_ENV}), or set defaultQueueAnnotation: false here",
+            )
+        return (
+            f"the external operator's declared env sets no {DEFAULT_QUEUE_ENV}",
+            f"set {DEFAULT_QUEUE_ENV} on that operator (and in operator.env), or set defaultQueueAnnotation: false "
+            "here",
+        )
     if config.operator.default_queue_setting == DEFAULT_QUEUE_AUTO:
         names = sorted({ns.local_queue for _, _, ns in benchmark_namespaces(config)})
         return (

@@ -30,7 +30,7 @@ SPEC_KEYS = ("jobs", "sweeps")
 
 NOT_HERE = (
     "is a secure value, but secure values are supported only inside an AIPerfJob spec (jobs[i].spec or "
-    "sweeps[i].spec, e.g. endpoint.apiKey, a header value, an env value), where the program keeps each one "
+    "sweeps[i].spec, e.g. a header value, an env value), where the program keeps each one "
     "a Pulumi secret; here it would reach the cluster and Pulumi state in plaintext"
 )
 

@@ -25,17 +25,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import preflight, secrets
+from aiperf_kueue import operator_checks, preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
-from aiperf_kueue.config.jobs import expand_sweeps
+from aiperf_kueue.config.expansion import expand_sweeps
+from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.installs import kueue_source_problems, provider_problems
+from aiperf_kueue.installs import (
+    kueue_source_problems,
+    operator_env,
+    operator_image,
+    provider_problems,
+    sizing_env,
+)
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import QueuePlan, plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
-from aiperf_kueue.sizing import Sizing, canonical, sizing_from_config
+from aiperf_kueue.requests import canonical
+from aiperf_kueue.sizing import Sizing, sizing_from_config
 from aiperf_kueue.stack_warnings import stack_warnings
+from aiperf_kueue.submit import default_queue
 
 
 @dataclass(frozen=True)
@@ -135,17 +144,23 @@ def plan_stack(config: StackConfig, source: str, project_dir: Path | None = None
     if install_problems:
         raise ConfigError(source, install_problems)
     entries = expand_sweeps(config.jobs, config.sweeps, source)
-    sizing = sizing_from_config(config.operator.sizing)
-    report = check_jobs(entries, config, queues, sizing)
+    sizing = sizing_from_config(config.operator)
+    report = check_jobs(entries, config, queues, sizing, effective_operator_env(config))
     checks = preflight.stack_checks(config, entries, queues.target)
-    problems = _merge(list(report.problems), preflight.problems(checks))
+    image = operator_image(config.operator)
+    failed, job_warnings = operator_checks.job_problems_and_warnings(report.admissions, config, sizing, image)
+    problems = _merge(list(report.problems), [*preflight.problems(checks), *failed])
     if problems:
         raise ConfigError(source, problems)
     rbac = preflight.rbac_warning(config)
+    memory = operator_checks.memory_estimation_warnings(report.admissions, sizing)
     warnings = (
+        *_external_operator_warnings(config, sizing),
         *stack_warnings(config, queues, report),
         *priority_warnings(config),
         *preflight.warnings(checks),
+        *job_warnings,
+        *memory,
         *([rbac] if rbac else []),
     )
     plan = StackPlan(config, queues, sizing, report, checks, warnings)
@@ -170,3 +185,34 @@ def _merge(admission: list[Problem], failed: list[Problem]) -> list[Problem]:
         elif p.path not in replaced:
             out.append(p)
     return out + [p for ps in pending.values() for p in ps]
+
+
+def effective_operator_env(config: StackConfig) -> dict[str, str] | None:
+    """The ``AIPERF_*`` env the operator runs with: what this program sets on the Deployment
+    (``install: true``), the external operator's declared ``env``, or ``None`` when unknown."""
+    op = config.operator
+    if not op.install:
+        return dict(op.env) if isinstance(op.env, dict) else None
+    env = operator_env(op, default_queue(config), sizing_env(config))
+    return {e["name"]: e["value"] for e in env}
+
+
+def _external_operator_warnings(config: StackConfig, sizing: Sizing) -> list[str]:
+    """What the plan can only assume about the operator: one it does not install, or an image
+    that is not the release the plan models."""
+    op = config.operator
+    if op.image.tag is not None and op.aiperf_version not in (UNKNOWN, op.image.tag.removeprefix("v")):
+        return [
+            f"operator.image.tag: {op.image.tag!r} is not AIPerf {op.aiperf_version} (operator.aiperfVersion), whose "
+            "defaults and rules the plan sizes and checks every job by; set aiperfVersion to the image's release, or "
+            "drop image.tag to run the release's own image"
+        ]
+    if op.install or sizing.known:
+        return []
+    what = "release (operator.aiperfVersion: unknown)" if op.aiperf_version == UNKNOWN else "env (operator.env)"
+    return [
+        f"operator: the external operator's {what} is not declared, so every job's pods are sized with AIPerf "
+        f"{sizing.version}'s defaults (worker pod {sizing.worker_pod.cpu} / {sizing.worker_pod.memory}) and may "
+        "differ; declare operator.aiperfVersion and operator.env (kubectl set env deploy/<operator> --list) to "
+        "make the admission proof exact"
+    ]

@@ -15,10 +15,12 @@ Pure: reads the config, the quota plan and the jobs' flavor assignments.
 from __future__ import annotations
 
 from aiperf_kueue.admission import Flavors, JobsReport
+from aiperf_kueue.aiperf_release import DEFAULT_VERSION
 from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.errors import key_path
+from aiperf_kueue.placement import Placement
 from aiperf_kueue.planner import QueuePlan
-from aiperf_kueue.sizing import Placement
 
 #: Preemption policies under which a ClusterQueue takes lent quota back.
 RECLAIMING = ("LowerPriority", "Any")
@@ -159,11 +161,13 @@ def _unpinned_images(config: StackConfig, jobs: JobsReport) -> list[str]:
         "operator's AIPERF_K8S_* sizing assume a release this tag does not pin"
     )
     out = []
-    image = config.operator.image
-    if unpinned(f"{image.repository}:{image.tag}"):
+    op = config.operator
+    # A known aiperfVersion already warns of any other tag, latest included (stack_plan), so only an
+    # operator of unknown release is checked here.
+    if op.aiperf_version == UNKNOWN and unpinned(f"{op.image.repository}:{op.image_tag}"):
         out.append(
-            f"operator.image.tag: {image.tag or '(empty)'!s} does not pin an AIPerf release: {why}; fix: set a "
-            "release tag such as 0.8.0"
+            f"operator.image.tag: {op.image_tag or '(empty)'!s} does not pin an AIPerf release: {why}; fix: set the "
+            f"tag of the release the operator runs (such as {DEFAULT_VERSION}) and declare it in operator.aiperfVersion"
         )
     seen: set[tuple[str | int, ...]] = set()  # a sweep's points share its spec: one warning
     for admission in jobs.admissions:

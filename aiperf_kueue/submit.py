@@ -33,12 +33,25 @@ def shared_local_queue(config: StackConfig) -> str | None:
     return next((q for q in manifests.local_queue_names(namespaces[0]) if q in everywhere), None)
 
 
+#: The operator's env default queue variable.
+DEFAULT_QUEUE_ENV = "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME"
+
+
+def operator_env_known(config: StackConfig) -> bool:
+    """Whether the operator's env is known: set by this program, or declared (``operator.env``)."""
+    return config.operator.install or isinstance(config.operator.env, dict)
+
+
 def default_queue(config: StackConfig) -> str | None:
     """The operator's env default queue (``AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME``), or None:
-    ``operator.defaultQueue`` as named, :func:`shared_local_queue` for ``auto``, None when off."""
-    if config.operator.default_queue_setting == DEFAULT_QUEUE_AUTO:
+    ``operator.defaultQueue`` as named, :func:`shared_local_queue` for ``auto``, None when off; for
+    an external operator, its declared env's (None also when unknown: :func:`operator_env_known`)."""
+    op = config.operator
+    if not op.install:
+        return (op.env.get(DEFAULT_QUEUE_ENV) or None) if isinstance(op.env, dict) else None
+    if op.default_queue_setting == DEFAULT_QUEUE_AUTO:
         return shared_local_queue(config)
-    return config.operator.default_queue
+    return op.default_queue
 
 
 def namespace_queue(ns: Namespace, default: str | None) -> str:
@@ -74,8 +87,8 @@ def profile_args(ns: Namespace, op: OperatorConfig, image: str, default: str | N
     """``aiperf kube profile`` arguments that submit into ``ns`` through this platform's queue
     (``default``: the operator's env default queue, :func:`default_queue`).
 
-    Flags checked against ``KubeOptions`` in ``src/aiperf/config/kube.py@23bae68f``
-    (ai-dynamo/aiperf): ``-n/--namespace``, ``--image`` (required there, no default),
+    Flags checked against ``KubeOptions`` in ``aiperf/config/kube.py`` of AIPerf 0.13.0:
+    ``-n/--namespace``, ``--image`` (optional there, but the image must be the modelled release),
     ``--queue-name`` and ``--priority-class`` (group "Kubernetes Scheduling"). The benchmark's
     own flags (``--url``, ``--model``, ...) follow them.
     """

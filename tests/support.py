@@ -106,6 +106,6 @@ OPERATOR_CHART_NOTE = (
     if OPERATOR_CHART_DIR.is_dir()
     else "note: operator.chart: local chart '../aiperf/deploy/helm/aiperf-operator' not found (resolved to "
     f"{OPERATOR_CHART_DIR}): the merged values were not validated against its values.schema.json, and pulumi up "
-    "cannot render it; check out ai-dynamo/aiperf at the pinned commit there, or point operator.chart at the "
+    "cannot render it; check out ai-dynamo/aiperf at tag v0.13.0 there, or point operator.chart at the "
     "checkout\n"
 )

@@ -1,8 +1,8 @@
 """Kueue flavor assignment on an empty cluster, with small hand-built QueuePlans.
 
-Job sizes (newest defaults unless said otherwise; see test_sizing.py):
-concurrency 50 → controller 450m/1792Mi + 1 worker pod 150m/4Gi = 600m/5888Mi;
-docs preset, concurrency 50 → controller 450m/1792Mi + worker pod 3350m/6Gi = 3800m/7936Mi.
+Job sizes (the small sizing unless said otherwise; see test_job_shape.py):
+small (AIPerf 0.13.0 with a 150m / 5Gi worker pod), concurrency 50 → controller 450m/1792Mi + 1 worker pod
+150m/5Gi = 600m/6912Mi; 0.13.0's defaults, concurrency 50 → 450m/1792Mi + 3350m/6Gi = 3800m/7936Mi.
 """
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ from aiperf_kueue.admission import (
     assign,
     check_jobs,
 )
-from aiperf_kueue.config.jobs import AIPerfJobSpec, Job, Sweep, expand_sweeps
+from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
+from aiperf_kueue.config.expansion import expand_sweeps
+from aiperf_kueue.config.jobs import Job, Sweep
+from aiperf_kueue.config.sizing import OperatorSizing
 from aiperf_kueue.errors import Problem
+from aiperf_kueue.job_shape import PodSet, job_shape
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.planner import PoolTotal, QueuePlan
-from aiperf_kueue.sizing import PodSet, job_shape, preset
+from aiperf_kueue.sizing import Sizing, release_sizing, with_overrides
 
 GI = 2**30
 MI = 2**20
@@ -55,13 +59,32 @@ def make_plan(
     )
 
 
+#: Operator sizings the tests size jobs with: 0.13.0's defaults, and a small worker pod.
+SIZINGS: dict[str, Sizing] = {
+    "0.13.0": release_sizing("0.13.0"),
+    "small": with_overrides(
+        release_sizing("0.13.0"), OperatorSizing.model_validate({"workerPod": {"cpu": "150m", "memory": "5Gi"}})
+    ),
+}
+
+
+def preset(name: str = "small") -> Sizing:
+    return SIZINGS[name]
+
+
 def spec(concurrency: int = 50, **fields: Any) -> AIPerfJobSpec:
     phases = [{"name": "profiling", "type": "concurrency", "concurrency": concurrency, "requests": 100}]
-    benchmark = {"endpoint": {"urls": ["http://llm:8000"]}, "phases": phases, **fields.pop("benchmark", {})}
+    benchmark = {
+        "models": ["m"],
+        "endpoint": {"urls": ["http://llm:8000"]},
+        "datasets": [{"name": "main"}],
+        "phases": phases,
+        **fields.pop("benchmark", {}),
+    }
     return AIPerfJobSpec.model_validate({"benchmark": benchmark, **fields})
 
 
-def pod_sets(concurrency: int = 50, sizing: str = "newest", **fields: Any) -> tuple[PodSet, ...]:
+def pod_sets(concurrency: int = 50, sizing: str = "small", **fields: Any) -> tuple[PodSet, ...]:
     return job_shape(spec(concurrency, **fields), preset(sizing)).pod_sets
 
 
@@ -108,17 +131,17 @@ def test_fits_on_nominal() -> None:
     assert result == Assignment(
         cluster_queue="team-a",
         pod_sets=(PodSetAssignment("controller", 1, "cpu"), PodSetAssignment("workers", 1, "cpu")),
-        usage={"cpu": {"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)}},
+        usage={"cpu": {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI)}},
         fits=True,
         borrowing=False,
-        jobs_on_nominal=3,  # floor(2 / 600m) = 3; floor(64Gi / 5888Mi) = 11
-        requests={"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)},
+        jobs_on_nominal=3,  # floor(2 / 600m) = 3; floor(64Gi / 6912Mi) = 9
+        requests={"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI)},
     )
 
 
 def test_fits_only_by_borrowing() -> None:
-    # docs preset: 3800m / 7936Mi. team-a has 2 CPU of its own; the cohort lends 14 more.
-    result = assign(SHARED, "team-a", pod_sets(50, "docs"), in_cohort=True)
+    # 0.13.0's defaults: 3800m / 7936Mi. team-a has 2 CPU of its own; the cohort lends 14 more.
+    result = assign(SHARED, "team-a", pod_sets(50, "0.13.0"), in_cohort=True)
     assert result == Assignment(
         cluster_queue="team-a",
         pod_sets=(
@@ -135,7 +158,7 @@ def test_fits_only_by_borrowing() -> None:
 
 
 def test_fits_nowhere_without_cohort() -> None:
-    result = assign(SHARED, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    result = assign(SHARED, "team-a", pod_sets(50, "0.13.0"), in_cohort=False)
     assert not result.fits
     # The controller (450m) takes the flavor first; the worker pod (3350m) then finds 2 - 450m left.
     assert result.error == (
@@ -154,16 +177,18 @@ def test_fits_nowhere_even_by_borrowing() -> None:
         {"cpu": amounts("8", "64Gi")},
         {"team-a": {"cpu": amounts("2", "32Gi")}, "team-b": {"cpu": amounts("6", "32Gi")}},
     )
-    # 200 workers = 20 pods: 450m + 20 × 150m = 3450m; 1792Mi + 20 × 4096Mi = 83712Mi.
+    # 200 workers = 20 pods: 450m + 20 × 150m = 3450m; 1792Mi + 20 × 5120Mi = 104192Mi.
     result = assign(plan, "team-a", pod_sets(20_000), in_cohort=True)
+    # Room after the controller: (65536Mi - 1792Mi) / 5120Mi = 12.45 → 12 worker pods (cpu: 7550m / 150m = 50).
+    # Missing: 104192Mi - 64Gi (65536Mi) = 38656Mi.
     assert result.error == (
-        "fix: run at most 15 of its 20 worker pods: lower the concurrency, or give ClusterQueue team-a memory "
-        "+18176Mi in flavor cpu (nominalQuota, or more to borrow in its cohort); needs cpu 3450m, memory 83712Mi; "
-        "ClusterQueue team-a can reach at most "
+        "fix: run at most 12 of its 20 worker pods: lower the concurrency, or give ClusterQueue team-a memory "
+        "+38656Mi in flavor cpu (nominalQuota, or more to borrow in its cohort); "
+        "needs cpu 3450m, memory 104192Mi; ClusterQueue team-a can reach at most "
         "cpu 8 (nominal 2 + borrowable 6), memory 64Gi (nominal 32Gi + borrowable 32Gi); podSet controller gets "
-        "flavor cpu, then podSet workers (cpu 3, memory 80Gi) fits no flavor; Kueue would keep it pending with "
+        "flavor cpu, then podSet workers (cpu 3, memory 100Gi) fits no flavor; Kueue would keep it pending with "
         "\"couldn't assign flavors to pod set workers: insufficient quota for memory in flavor cpu, previously "
-        'considered podsets requests (1792Mi) + current podset request (80Gi) > maximum capacity (64Gi)"'
+        'considered podsets requests (1792Mi) + current podset request (100Gi) > maximum capacity (64Gi)"'
     )
 
 
@@ -177,8 +202,8 @@ def test_lands_on_second_flavor_when_first_is_too_small() -> None:
     result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
     assert result.pod_sets == (PodSetAssignment("controller", 1, "large"), PodSetAssignment("workers", 1, "large"))
     assert result.flavors == ("large",)
-    assert result.usage == {"large": {"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI)}}
-    assert (result.borrowing, result.jobs_on_nominal) == (False, 5)  # floor(32Gi / 5888Mi) = 5; 8 / 600m = 13
+    assert result.usage == {"large": {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI)}}
+    assert (result.borrowing, result.jobs_on_nominal) == (False, 4)  # floor(32Gi / 6912Mi) = 4; 8 / 600m = 13
 
 
 def test_podsets_accumulate_on_a_flavor() -> None:
@@ -191,7 +216,7 @@ def test_podsets_accumulate_on_a_flavor() -> None:
     assert result.pod_sets == (PodSetAssignment("controller", 1, "small"), PodSetAssignment("workers", 1, "large"))
     assert result.usage == {
         "small": {"cpu": Fraction(450, 1000), "memory": Fraction(1792 * MI)},
-        "large": {"cpu": Fraction(150, 1000), "memory": Fraction(4096 * MI)},
+        "large": {"cpu": Fraction(150, 1000), "memory": Fraction(5120 * MI)},
     }
     assert result.jobs_on_nominal == 1  # small: floor(599m / 450m) = 1
 
@@ -205,11 +230,13 @@ def test_each_podset_gets_the_first_flavor_it_fits() -> None:
 
 def test_fits_nowhere_lists_every_flavor() -> None:
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("1", "1Gi"), "large": amounts("2", "4Gi")}})
-    result = assign(plan, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50, "0.13.0"), in_cohort=False)
     # The controller (450m, 1792Mi) fits only large; the worker pod (3350m, 6Gi) then fits neither. Kueue
-    # names every resource short in every flavor, sorted.
+    # names every resource short in every flavor, sorted. The fix grows small by the whole job
+    # (3800m - 1 = 2800m, 7936Mi - 1Gi = 6912Mi): small grown by the worker pod's shortfall alone
+    # (+2350m, +5Gi) would take the controller first and leave the worker pod 450m / 1792Mi short again.
     assert result.error == (
-        "fix: give ClusterQueue team-a cpu +2350m, memory +5Gi in flavor small (nominalQuota); needs cpu 3800m, "
+        "fix: give ClusterQueue team-a cpu +2800m, memory +6912Mi in flavor small (nominalQuota); needs cpu 3800m, "
         "memory 7936Mi; ClusterQueue team-a can reach at most "
         "cpu 1, memory 1Gi in flavor small; cpu 2, memory 4Gi in flavor large (nominal, no cohort); podSet "
         "controller gets flavor large, then podSet workers (cpu 3350m, memory 6Gi) fits no flavor; Kueue would "
@@ -228,9 +255,10 @@ def test_fits_nowhere_lists_every_flavor() -> None:
 def test_controller_that_fits_nowhere_is_the_podset_named() -> None:
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("400m", "8Gi"), "large": amounts("300m", "32Gi")}})
     result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    # small + 50m holds the controller (450m); the worker pod (150m, 5Gi) then goes to large.
     assert result.error == (
-        "fix: give ClusterQueue team-a cpu +50m in flavor small (nominalQuota); needs cpu 600m, memory 5888Mi; "
-        "ClusterQueue team-a can reach at most cpu 400m, memory 8Gi in flavor "
+        "fix: give ClusterQueue team-a cpu +50m in flavor small (nominalQuota); "
+        "needs cpu 600m, memory 6912Mi; ClusterQueue team-a can reach at most cpu 400m, memory 8Gi in flavor "
         "small; cpu 300m, memory 32Gi in flavor large (nominal, no cohort); Kueue would keep it pending with "
         "\"couldn't assign flavors to pod set controller: "
         "insufficient quota for cpu in flavor large, previously considered podsets requests (0) + current "
@@ -240,9 +268,28 @@ def test_controller_that_fits_nowhere_is_the_podset_named() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("small", "large", "sizing", "fix", "grown"),
+    [
+        # The worker pod's shortfall alone would draw the controller into small: the whole job's.
+        (amounts("1", "1Gi"), amounts("2", "4Gi"), "0.13.0", "cpu +2800m, memory +6912Mi", amounts("3800m", "7936Mi")),
+        # The controller is short; once small holds it, the worker pod goes to large.
+        (amounts("400m", "8Gi"), amounts("300m", "32Gi"), "small", "cpu +50m", amounts("450m", "8Gi")),
+    ],
+)
+def test_the_quota_fix_admits_the_job(small: Amounts, large: Amounts, sizing: str, fix: str, grown: Amounts) -> None:
+    pools = {"small": amounts("16", "64Gi"), "large": amounts("16", "64Gi")}
+    plan = make_plan(pools, {"team-a": {"small": small, "large": large}})
+    result = assign(plan, "team-a", pod_sets(50, sizing), in_cohort=False)
+    assert result.error is not None
+    assert result.error.startswith(f"fix: give ClusterQueue team-a {fix} in flavor small (nominalQuota); ")
+    fixed = make_plan(pools, {"team-a": {"small": grown, "large": large}})
+    assert assign(fixed, "team-a", pod_sets(50, sizing), in_cohort=False).fits
+
+
 def test_kueue_before_0_15_words_the_capacity_reason_as_it_did() -> None:
     plan = dataclasses.replace(SHARED, target=KueueTarget.resolve("0.10.1", "auto"))
-    result = assign(plan, "team-a", pod_sets(50, "docs"), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50, "0.13.0"), in_cohort=False)
     assert result.error is not None
     assert result.error.endswith(
         "\"couldn't assign flavors to pod set workers: insufficient quota for cpu in flavor cpu, request > "
@@ -262,7 +309,7 @@ def test_when_can_borrow_try_next_flavor() -> None:
     stop = assign(plan, "team-a", pod_sets(50), in_cohort=True)
     assert (stop.flavors, stop.borrowing, stop.jobs_on_nominal) == (("small",), True, 0)
     try_next = assign(plan, "team-a", pod_sets(50), in_cohort=True, when_can_borrow="TryNextFlavor")
-    assert (try_next.flavors, try_next.borrowing, try_next.jobs_on_nominal) == (("large",), False, 5)
+    assert (try_next.flavors, try_next.borrowing, try_next.jobs_on_nominal) == (("large",), False, 4)
 
 
 def test_uncovered_resource_waits_forever() -> None:
@@ -325,14 +372,20 @@ STACK_PLAN = make_plan(
 
 def base_spec(**fields: Any) -> dict[str, Any]:
     phases = [{"name": "profiling", "type": "concurrency", "concurrency": 1, "requests": 100}]
-    return {"benchmark": {"endpoint": {"urls": ["http://llm:8000"]}, "phases": phases}, **fields}
+    benchmark = {
+        "models": ["m"],
+        "endpoint": {"urls": ["http://llm:8000"]},
+        "datasets": [{"name": "main"}],
+        "phases": phases,
+    }
+    return {"benchmark": benchmark, **fields}
 
 
 def test_check_jobs_reports_a_sweep_point_that_never_fits() -> None:
     config = parse_config(STACK, "test.yaml")
     jobs = [Job.model_validate({"name": "smoke", "namespace": "bench-a", "priorityClass": "high", "spec": base_spec()})]
     # connectionsPerWorker 1: c128 → 128 workers → 130 → 13 pods:
-    # 450m + 13 × 150m = 2400m; 1792Mi + 13 × 4096Mi = 55040Mi > team-a's 32Gi.
+    # 450m + 13 × 150m = 2400m; 1792Mi + 13 × 5120Mi = 68352Mi > team-a's 32Gi.
     sweeps = [
         Sweep.model_validate(
             {
@@ -348,17 +401,19 @@ def test_check_jobs_reports_a_sweep_point_that_never_fits() -> None:
         ("smoke", "aiperf-queue", 1, True),
         ("latency-sweep-c1", "aiperf-queue", 1, True),
         ("latency-sweep-c8", "aiperf-queue", 1, True),  # 8 workers, one pod
-        ("latency-sweep-c32", "aiperf-queue", 4, True),  # 32 → 40 workers: 1050m / 18176Mi
+        ("latency-sweep-c32", "aiperf-queue", 4, True),  # 32 → 40 workers: 1050m / 22272Mi
         ("latency-sweep-c128", "aiperf-queue", 13, False),
     ]
+    # Room after the controller: (32768Mi - 1792Mi) / 5120Mi = 6.05 → 6 pods = 60 workers (cpu: 3550m / 150m = 23).
+    # Missing: 68352Mi - 32Gi (32768Mi) = 35584Mi.
     message = (
-        "fix: run at most 70 workers (7 of its 13 worker pods, 10 workers each): lower the concurrency, or give "
-        "ClusterQueue team-a memory +22272Mi in flavor cpu (nominalQuota); needs cpu 2400m, memory 55040Mi; "
-        "ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
-        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 1950m, memory 52Gi) "
+        "fix: run at most 60 workers (6 of its 13 worker pods, 10 workers each): lower the concurrency, or give "
+        "ClusterQueue team-a memory +35584Mi in flavor cpu (nominalQuota); "
+        "needs cpu 2400m, memory 68352Mi; ClusterQueue team-a can reach at most cpu 4, memory 32Gi "
+        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 1950m, memory 65Gi) "
         "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
         "insufficient quota for memory in flavor cpu, previously considered podsets requests (1792Mi) + current "
-        'podset request (52Gi) > maximum capacity (32Gi)"'
+        'podset request (65Gi) > maximum capacity (32Gi)"'
     )
     assert report.problems == (Problem("sweeps[0]", f"latency-sweep-c128: {message}"),)
     assert report.admissions[-1].message == f"sweeps[0] latency-sweep-c128: {message}"
@@ -377,7 +432,7 @@ def test_check_jobs_borrowing_warning_in_cohort() -> None:
     assert report.problems == ()
     assert report.admissions[0].assignment.borrowing
     assert report.warnings == (
-        "sweeps[0] lat-c128: needs cpu 2400m, memory 55040Mi, more than ClusterQueue team-a's nominal quota in "
+        "sweeps[0] lat-c128: needs cpu 2400m, memory 68352Mi, more than ClusterQueue team-a's nominal quota in "
         "flavor cpu; it runs only on quota borrowed from cohort 'all' and waits while the lenders use it",
     )
 
@@ -413,8 +468,11 @@ def test_check_jobs_resolution_problems() -> None:
         ),
         Problem(
             "jobs[3].spec.benchmark.runtime.workers",
-            "bad-size: 25 workers is not a multiple of workersPerPod 10, and a JobSet cannot express a partial final "
-            "pod (the operator fails the AIPerfJob): use 20 or 30, or set runtime.workersPerPod to a divisor of 25",
+            'bad-size: AIPerf 0.13.0 would fail the AIPerfJob (status.error "total_workers=25 is not a multiple of '
+            "workers_per_pod=10, and a JobSet replicated job cannot express a partial final pod. Use a multiple of 10 "
+            '(e.g. 20 or 30), or set runtime.workers_per_pod to a value that divides 25."); 25 workers is not a '
+            "multiple of workersPerPod 10, and a JobSet cannot express a partial final pod: use 20 or 30, or set "
+            "runtime.workersPerPod to a divisor of 25",
         ),
     )
     assert [(a.entry.name, a.cluster_queue, a.local_queue) for a in report.admissions] == [

@@ -1,8 +1,8 @@
 """Flavors that the pods may not use: nodeSelector, required node affinity and taints (Kueue's
 ``checkFlavorForPodSets``); ``pods`` charged when covered; stopPolicy and ``resourceMode: none``.
 
-Job sizes as in test_admission.py: concurrency 50 with the newest preset is a controller pod of
-450m/1792Mi and one worker pod of 150m/4Gi, 600m/5888Mi in all.
+Job sizes as in test_admission.py: concurrency 50 with the small sizing is a controller pod of
+450m/1792Mi and one worker pod of 150m/5Gi, 600m/6912Mi in all.
 """
 
 from __future__ import annotations
@@ -14,27 +14,22 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.admission import Flavor, Flavors, PodSetAssignment, Taint, assign
-from aiperf_kueue.config.jobs import AIPerfJobSpec
+from aiperf_kueue.admission import Flavor, Flavors, PodSetAssignment, assign
+from aiperf_kueue.config import Taint, Toleration
+from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.job_shape import job_shape
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config
-from aiperf_kueue.sizing import (
-    NodeSelectorRequirement,
-    Placement,
-    SizingError,
-    Toleration,
-    job_shape,
-    placement,
-    preset,
-)
+from aiperf_kueue.placement import NodeSelectorRequirement, Placement, placement
+from aiperf_kueue.requests import SizingError
 from aiperf_kueue.stack_plan import plan_stack
-from tests.test_admission import amounts, make_plan, pod_sets
+from tests.test_admission import amounts, make_plan, pod_sets, preset
 
 ROOT = Path(__file__).resolve().parents[1]
 MI = 2**20
-GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
-GPU_TOLERATION = Toleration("nvidia.com/gpu", "Exists", "", "NoSchedule")
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
+GPU_TOLERATION = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
 #: An H100 pool as the prod stack writes it, but without its own toleration (so pods must bring one).
 H100 = Flavor("gpu-h100", (("gpus", "8"), ("node-pool", "gpu-h100")), (GPU_TAINT,))
 #: The same pool with its toleration: every pod passes the taint check, only labels decide.
@@ -54,7 +49,13 @@ def affinity(*terms: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
 
 def spec(pod_template: dict[str, Any] | None = None, **fields: Any) -> AIPerfJobSpec:
     phases = [{"name": "profiling", "type": "concurrency", "concurrency": 50, "requests": 100}]
-    data: dict[str, Any] = {"benchmark": {"endpoint": {"urls": ["http://llm:8000"]}, "phases": phases}, **fields}
+    benchmark = {
+        "models": ["m"],
+        "endpoint": {"urls": ["http://llm:8000"]},
+        "datasets": [{"name": "main"}],
+        "phases": phases,
+    }
+    data: dict[str, Any] = {"benchmark": benchmark, **fields}
     if pod_template is not None:
         data["podTemplate"] = pod_template
     return AIPerfJobSpec.model_validate(data)
@@ -88,7 +89,9 @@ def test_the_flavors_own_tolerations_count() -> None:
 
 
 def test_prefer_no_schedule_taints_are_not_checked() -> None:
-    soft = Flavor("spot", (), (Taint("spot", "true", "PreferNoSchedule"), Taint("x", "", "NoExecute")))
+    soft = Flavor(
+        "spot", (), (Taint(key="spot", value="true", effect="PreferNoSchedule"), Taint(key="x", effect="NoExecute"))
+    )
     assert soft.mismatch(Placement()) == "untolerated taint {x  NoExecute <nil>} in flavor spot"
     assert soft.mismatch(placed({"tolerations": [{"key": "x", "operator": "Exists"}]})) is None
 
@@ -176,7 +179,7 @@ def test_placement_of_the_pod_template() -> None:
             (NodeSelectorRequirement("gpus", "Gt", ("4",)), NodeSelectorRequirement("zone", "Exists")),
             (NodeSelectorRequirement("node-pool", "In", ("x", "y")),),
         ),
-        tolerations=(GPU_TOLERATION, Toleration("a", "Equal", "", "")),
+        tolerations=(GPU_TOLERATION, Toleration(key="a")),
     )
     # Both pods of the JobSet carry it.
     shape = job_shape(spec(template), preset())
@@ -190,7 +193,7 @@ def test_extra_pod_spec_replaces_pod_template_keys() -> None:
         "extraPodSpec": {"nodeSelector": {"node-pool": "gpu-h100"}, "affinity": None},
     }
     assert placed(template) == Placement(
-        node_selector=(("node-pool", "gpu-h100"),), tolerations=(Toleration("a", "Exists", "", ""),)
+        node_selector=(("node-pool", "gpu-h100"),), tolerations=(Toleration(key="a", operator="Exists"),)
     )
 
 
@@ -295,8 +298,8 @@ def test_node_selector_lands_the_job_on_its_pool() -> None:
         PodSetAssignment("controller", 1, "gpu-h100"),
         PodSetAssignment("workers", 1, "gpu-h100"),
     )
-    # floor(32 / 600m) = 53; floor(256Gi / 5888Mi) = 44.
-    assert (result.flavors, result.jobs_on_nominal, result.error) == (("gpu-h100",), 44, None)
+    # floor(32 / 600m) = 53; floor(256Gi / 6912Mi) = 37.
+    assert (result.flavors, result.jobs_on_nominal, result.error) == (("gpu-h100",), 37, None)
 
 
 def test_without_flavors_every_pool_accepts_every_pod() -> None:
@@ -305,17 +308,17 @@ def test_without_flavors_every_pool_accepts_every_pod() -> None:
 
 
 def test_untolerated_taint_moves_the_job_to_the_next_flavor() -> None:
-    tainted = Flavor("cpu", CPU.node_labels, (Taint("dedicated", "x", "NoSchedule"),))
+    tainted = Flavor("cpu", CPU.node_labels, (Taint(key="dedicated", value="x", effect="NoSchedule"),))
     result = assign(TWO_POOLS, "team-a", pod_sets(50), in_cohort=False, flavors=Flavors([tainted, H100_TOLERATED]))
-    assert (result.flavors, result.jobs_on_nominal) == (("gpu-h100",), 44)
+    assert (result.flavors, result.jobs_on_nominal) == (("gpu-h100",), 37)
     tolerating = job_shape(spec({"tolerations": [{"key": "dedicated", "operator": "Exists"}]}), preset()).pod_sets
     result = assign(TWO_POOLS, "team-a", tolerating, in_cohort=False, flavors=Flavors([tainted, H100_TOLERATED]))
-    assert (result.flavors, result.jobs_on_nominal) == (("cpu",), 1)  # floor(8Gi / 5888Mi) = 1
+    assert (result.flavors, result.jobs_on_nominal) == (("cpu",), 1)  # floor(8Gi / 6912Mi) = 1
 
 
 def test_skipped_flavors_and_a_flavor_too_small() -> None:
-    # The pods may use only cpu (H100 is tainted), whose 8Gi cannot hold 1792Mi + the docs worker's 6Gi.
-    pods = pod_sets(50, "docs")
+    # The pods may use only cpu (H100 is tainted), whose 6Gi cannot hold 1792Mi + 0.13.0's 6Gi worker pod.
+    pods = pod_sets(50, "0.13.0")
     plan = make_plan(
         {"cpu": amounts("16", "64Gi"), "gpu-h100": amounts("32", "256Gi")},
         {"team-a": {"cpu": amounts("8", "6Gi"), "gpu-h100": amounts("32", "256Gi")}},
@@ -364,17 +367,18 @@ def pods_plan(pods_quota: str) -> Any:
 
 def test_covered_pods_are_charged_one_per_pod() -> None:
     result = assign(pods_plan("4"), "team-a", pod_sets(50), in_cohort=False)
-    assert result.requests == {"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI), "pods": 2}
-    assert result.usage == {"cpu": {"cpu": Fraction(600, 1000), "memory": Fraction(5888 * MI), "pods": 2}}
-    assert result.jobs_on_nominal == 2  # floor(4 pods / 2); cpu would allow 13, memory 5
+    assert result.requests == {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI), "pods": 2}
+    assert result.usage == {"cpu": {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI), "pods": 2}}
+    assert result.jobs_on_nominal == 2  # floor(4 pods / 2); cpu would allow 13, memory 4
 
 
 def test_two_pod_job_with_one_pod_of_quota_never_fits() -> None:
     result = assign(pods_plan("1"), "team-a", pod_sets(50), in_cohort=False)
+    # The controller takes the one pod; the single worker pod needs 1 + 1 - 1 = 1 more (no room to run fewer).
     assert result.error == (
-        "fix: give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); needs cpu 600m, memory 5888Mi, pods "
-        "2; ClusterQueue team-a can reach at most cpu 8, memory 32Gi, pods 1 "
-        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 150m, memory 4Gi, "
+        "fix: give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); "
+        "needs cpu 600m, memory 6912Mi, pods 2; ClusterQueue team-a can reach at most cpu 8, memory 32Gi, pods 1 "
+        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 150m, memory 5Gi, "
         "pods 1) fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
         "insufficient quota for pods in flavor cpu, previously considered podsets requests (1) + current podset "
         'request (1) > maximum capacity (1)"'
@@ -425,35 +429,58 @@ def row(name: str, **changes: Any) -> dict[str, Any]:
         "priorityClass": None,
         "pods": 2,
         "workers": 1,
-        "requests": {"cpu": "600m", "memory": "5888Mi"},
+        "requests": {"cpu": "3800m", "memory": "7936Mi"},
         "flavor": ["cpu"],
         "fits": True,
         "borrowing": False,
-        "fitOnNominal": 11,  # floor(64Gi / 5888Mi); CPU would allow 26
+        "fitOnNominal": 4,  # floor(16 / 3800m); memory would allow 8
     }
     return {**base, **changes}
 
 
+GPU_POD_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
 def test_jobs_table_shows_the_pool_a_node_selector_picks() -> None:
-    plan = planned({**STACK, "jobs": [job("anywhere"), job("pinned", {"nodeSelector": {"node-pool": "gpu-h100"}})]})
-    # gpu-h100: floor(32 / 600m) = 53; floor(256Gi / 5888Mi) = 44.
-    assert plan.jobs_table() == [row("anywhere"), row("pinned", flavor=["gpu-h100"], fitOnNominal=44)]
+    pinned = {"nodeSelector": {"node-pool": "gpu-h100"}, "tolerations": [GPU_POD_TOLERATION]}
+    plan = planned({**STACK, "jobs": [job("anywhere"), job("pinned", pinned)]})
+    # gpu-h100: floor(32 / 3800m) = 8; floor(256Gi / 7936Mi) = 33.
+    assert plan.jobs_table() == [row("anywhere"), row("pinned", flavor=["gpu-h100"], fitOnNominal=8)]
     assert plan.jobs.warnings == ()
+
+
+def test_a_job_pinned_to_a_tainted_pool_needs_its_own_toleration() -> None:
+    # Kueue would admit it on gpu-h100 (the flavor adds the toleration), but AIPerf's preflight checks
+    # the pod template's own tolerations: no untainted node has the label, so it fails the job first.
+    values = {**STACK, "jobs": [job("pinned", {"nodeSelector": {"node-pool": "gpu-h100"}})]}
+    with pytest.raises(ConfigError) as raised:
+        planned(values)
+    assert raised.value.lines() == [
+        'test.yaml: aiperf-kueue:jobs[0]: pinned: AIPerf 0.13.0 would fail the AIPerfJob (status.error "Pre-flight '
+        "failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi mem). Add larger "
+        "nodes or reduce pod resource requirements.\"); every pool's nodes are excluded by a NoSchedule/NoExecute "
+        "taint the pod template does not tolerate or by its nodeSelector; the operator checks spec.podTemplate's own "
+        "tolerations, not the ones Kueue adds for a flavor, so add the pool's tolerations to "
+        "spec.podTemplate.tolerations"
+    ]
 
 
 def test_a_taint_on_the_first_pool_moves_jobs_to_the_next() -> None:
     values = copy.deepcopy(STACK)
     values["inventory"]["pools"][0]["nodeTaints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
-    values["jobs"] = [job("plain"), job("tolerant", {"tolerations": [{"key": "dedicated", "operator": "Exists"}]})]
-    assert planned(values).jobs_table() == [row("plain", flavor=["gpu-h100"], fitOnNominal=44), row("tolerant")]
+    values["jobs"] = [
+        job("plain", {"tolerations": [GPU_POD_TOLERATION]}),
+        job("tolerant", {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}),
+    ]
+    assert planned(values).jobs_table() == [row("plain", flavor=["gpu-h100"], fitOnNominal=8), row("tolerant")]
 
 
 def test_kueue_0_10_compares_on_every_flavors_label_keys() -> None:
     # The second pool has no labels: on 0.19 it matches any nodeSelector, on 0.10 it fails one on node-pool.
     values = copy.deepcopy(STACK)
     values["inventory"]["pools"][1] = {"name": "spare", "nodes": 1, "cpu": "8", "memory": "32Gi"}
-    values["jobs"] = [job("pinned", {"nodeSelector": {"node-pool": "gpu-h100"}})]
-    assert planned(values).jobs_table() == [row("pinned", flavor=["spare"], fitOnNominal=5)]
+    values["jobs"] = [job("pinned", {"affinity": affinity([("node-pool", "In", ["gpu-h100"])])})]
+    assert planned(values).jobs_table() == [row("pinned", flavor=["spare"], fitOnNominal=2)]
     values["kueue"] = {"version": "0.10.1"}
     with pytest.raises(ConfigError) as raised:
         planned(values)
@@ -471,9 +498,9 @@ def test_covered_pods_show_in_the_jobs_table() -> None:
     for pool in values["inventory"]["pools"]:
         pool["extraResources"] = {"pods": "110"}
     values["jobs"] = [job("counted")]
-    # pods: floor(220 / 2) = 110; memory still allows only 11.
+    # pods: floor(220 / 2) = 110; CPU still allows only 4.
     assert planned(values).jobs_table() == [
-        row("counted", requests={"cpu": "600m", "memory": "5888Mi", "pods": 2}),
+        row("counted", requests={"cpu": "3800m", "memory": "7936Mi", "pods": 2}),
     ]
 
 

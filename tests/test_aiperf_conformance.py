@@ -167,8 +167,12 @@ COMMITTED = {
 }
 
 
-#: Shipped example → the Pulumi secrets among its AIPerfJobs' inputs.
-SECRETS = {"dev": [], "prod": ["bench-team-a/llama-latency spec.benchmark.endpoint.apiKey"]}
+#: Stack → the Pulumi secrets among its AIPerfJobs' inputs.
+#: Header values are always registered as secrets; prod's llama-latency sends an X-Team header.
+SECRETS: dict[str, list[str]] = {
+    "dev": [],
+    "prod": ["bench-team-a/llama-latency spec.benchmark.endpoint.headers.X-Team"],
+}
 
 
 def test_every_shipped_example_has_expected_figures() -> None:
@@ -203,8 +207,9 @@ def test_program_registers_conforming_jobs(stack: Path, crd: cv.CrdVersion) -> N
 
 # --------------------------------------------------------------------------- more of the spec
 
-#: A job using most spec fields the CRD checks with rules or closed objects; its apiKey and one
-#: header come from ``secure:`` config, so the program sees only the redaction placeholder.
+#: A job using most spec fields the CRD checks with rules or closed objects; one header value comes
+#: from ``secure:`` config, so the program sees only the redaction placeholder. Its credentials come
+#: from Secrets, the AIPerf 0.13.0 way: the Authorization header's value is AIPERF_INJECTED_HEADERS.
 RICH_JOB: dict[str, Any] = {
     "name": "llama-rich",
     "namespace": "bench-team-b",
@@ -228,7 +233,10 @@ RICH_JOB: dict[str, Any] = {
         "variables": {"isl": 512, "nested": {"any": ["thing"]}},
         "plot": {"theme": "dark"},
         "podTemplate": {
-            "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}],
+            "env": [
+                {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+                {"name": "AIPERF_INJECTED_HEADERS", "valueFrom": {"secretKeyRef": {"name": "llm", "key": "headers"}}},
+            ],
             "nodeSelector": {"node-pool": "cpu"},
             "imagePullSecrets": [{"name": "ngc"}],
             "terminationGracePeriodSeconds": 30,
@@ -241,22 +249,21 @@ RICH_JOB: dict[str, Any] = {
                 "type": "chat",
                 "path": "/v1/chat/completions",
                 "streaming": True,
-                "apiKey": {"secure": "v1:cmljaC1hcGkta2V5LWNpcGhlcnRleHQ="},
-                "headers": {"X-Team": "perf", "Authorization": {"secure": "v1:cmljaC1oZWFkZXItY2lwaGVydGV4dA=="}},
+                "headers": {"X-Team": {"secure": "v1:cmljaC1oZWFkZXItY2lwaGVydGV4dA=="}, "Authorization": "<redacted>"},
                 "extra": {"ignore_eos": True},
                 "waitForModelTimeout": 600,
                 "resetKvCache": {"timeoutSeconds": 5, "path": "/reset_prefix_cache"},
             },
             "datasets": [{"name": "main", "type": "synthetic", "isl": {"mean": 512}}],
             "phases": [
-                {"name": "warmup", "kind": "warmup", "concurrency": 8, "requests": 40},
-                {"name": "profiling", "kind": "profiling", "concurrency": 200, "requests": 4000},
+                {"name": "warmup", "type": "concurrency", "concurrency": 8, "requests": 40},
+                {"name": "profiling", "type": "concurrency", "concurrency": 200, "requests": 4000},
             ],
             "artifacts": {"prefix": "rich", "userFiles": [{"path": "meta.json", "format": "json", "content": {}}]},
             "slos": {"ttft": 250, "itl": 12.5},
             "tokenizer": {"name": "builtin"},
             "gpuTelemetry": {"enabled": False},
-            "runtime": {"workers": 4, "workersMin": "2", "workersPerPod": 2, "recordProcessorsPerPod": 1},
+            "runtime": {"workers": 4, "workersMin": 2, "workersPerPod": 2, "recordProcessorsPerPod": 1},
             "logging": {"level": "DEBUG"},
         },
     },
@@ -281,22 +288,18 @@ def test_a_job_using_more_of_the_spec_conforms_on_both_paths(tmp_path: Path, crd
     # Per job: 2 spec + 4 endpoint rules; the rich job adds 2 runtime and 1 multiRun rule.
     assert conform(list(built.values()), crd) == (7, 45)
     assert conform(recorded, crd) == (7, 45)
+    # Header values are always kept secret (the program cannot tell a credential's from another's).
     assert sorted(secrets) == [
-        "bench-team-a/llama-latency spec.benchmark.endpoint.apiKey",
-        "bench-team-b/llama-rich spec.benchmark.endpoint.apiKey",
+        "bench-team-a/llama-latency spec.benchmark.endpoint.headers.X-Team",
         "bench-team-b/llama-rich spec.benchmark.endpoint.headers.Authorization",
         "bench-team-b/llama-rich spec.benchmark.endpoint.headers.X-Team",
     ]
     rich = {ident(o): o for o in recorded}["bench-team-b/llama-rich"]
-    assert rich["spec"]["benchmark"]["endpoint"]["apiKey"] == STAND_IN_KEY
-    assert rich["spec"]["benchmark"]["endpoint"]["headers"] == {"X-Team": "perf", "Authorization": STAND_IN_KEY}
-    # Apart from the stand-ins, the registered job is the built one.
+    assert rich["spec"]["benchmark"]["endpoint"]["headers"] == {"X-Team": STAND_IN_KEY, "Authorization": "<redacted>"}
+    # Apart from the stand-in, the registered job is the built one.
     endpoint = built["bench-team-b/llama-rich"]["spec"]["benchmark"]["endpoint"]
-    assert (endpoint["apiKey"], endpoint["headers"]) == (
-        "[encrypted 1ca5e5a6]",
-        {"X-Team": "perf", "Authorization": "[encrypted 702dec33]"},
-    )
-    endpoint.update(apiKey=STAND_IN_KEY, headers={"X-Team": "perf", "Authorization": STAND_IN_KEY})
+    assert endpoint["headers"] == {"X-Team": "[encrypted 702dec33]", "Authorization": "<redacted>"}
+    endpoint.update(headers={"X-Team": STAND_IN_KEY, "Authorization": "<redacted>"})
     assert {ident(o): o for o in recorded} == built
 
 
@@ -306,10 +309,10 @@ def test_a_job_using_more_of_the_spec_conforms_on_both_paths(tmp_path: Path, crd
 def job(**spec: Any) -> dict[str, Any]:
     """A minimal valid AIPerfJob, as the builder writes it, with ``spec`` fields overridden."""
     base: dict[str, Any] = {
-        "image": "nvcr.io/nvidia/aiperf:0.8.0",
+        "image": "nvcr.io/nvidia/aiperf:0.13.0",
         "scheduling": {"queueName": "aiperf-queue", "priorityClass": "benchmark-high"},
         "benchmark": {
-            "models": "meta-llama/Llama-3.1-8B-Instruct",
+            "models": ["meta-llama/Llama-3.1-8B-Instruct"],
             "endpoint": {"urls": ["http://llama.inference.svc:8000"], "type": "chat"},
             "datasets": [{"name": "main", "type": "synthetic"}],
             "phases": [{"name": "profiling", "kind": "profiling", "concurrency": 50, "requests": 2000}],

@@ -29,49 +29,73 @@ BAD_JOBS = Path(__file__).resolve().parent / "bad_jobs"
 
 #: Stack file → its problem lines, after ``<stack file>: ``, exactly.
 EXPECTED: dict[str, tuple[str, ...]] = {
+    "api-key-in-spec": (
+        "aiperf-kueue:jobs[0].spec.benchmark.endpoint.apiKey: llama-latency: a key here is stored in the "
+        "AIPerfJob for anyone who can read it (and a ${VAR} is resolved in the operator's process, not the "
+        "pod's): remove apiKey and give the pods the key from a Secret, podTemplate.env: [{name: "
+        "AIPERF_INJECTED_API_KEY, valueFrom: {secretKeyRef: {name: <secret>, key: <key>}}}]",
+    ),
     "bad-resource-mode": (
-        "aiperf-kueue:jobs[0].spec.resourceMode: llama-latency: must be one of 'guaranteed', 'burstable' "
-        "or 'none', got 'fast'",
+        "aiperf-kueue:jobs[0].spec.resourceMode: llama-latency: must be one of 'guaranteed', 'burstable' or "
+        "'none', got 'fast'",
+    ),
+    "credential-header-without-secret": (
+        "aiperf-kueue:jobs[0].spec.benchmark.endpoint.headers.Authorization: llama-latency: AIPerf 0.13.0 "
+        'would fail the AIPerfJob (status.error "Kubernetes endpoint credentials must come from Secret-backed '
+        'pod environment variables. Configure --env-from-secrets for: AIPERF_INJECTED_HEADERS"); credential '
+        "header(s) Authorization must reach the pods from a Secret: add AIPERF_INJECTED_HEADERS (a JSON "
+        "object of header → value) with valueFrom.secretKeyRef to podTemplate.env",
     ),
     "duplicate-job-names": (
         "aiperf-kueue:jobs[1].name: AIPerfJob bench-team-a/llama-latency is already declared by jobs[0]",
     ),
     "endpoint-path-without-slash": (
-        "aiperf-kueue:jobs[0].spec.benchmark.endpoint: llama-latency: endpoint.path must start with '/' "
-        "(e.g. '/v1/chat/completions', not 'v1/chat/completions')",
+        "aiperf-kueue:jobs[0].spec.benchmark.endpoint: llama-latency: endpoint.path must start with '/' (e.g. "
+        "'/v1/chat/completions')",
     ),
     "extra-pod-spec-security-context": (
-        "aiperf-kueue:jobs[0].spec.podTemplate.extraPodSpec: llama-latency: may not set securityContext "
-        "(security-critical or operator-owned PodSpec keys; the operator rejects them)",
+        "aiperf-kueue:jobs[0].spec.podTemplate: llama-latency: extraPodSpec may not override "
+        "security-critical PodSpec keys: securityContext. Use the typed podTemplate fields instead.",
     ),
     "job-name-36-chars": (
         "aiperf-kueue:jobs[0].name: must be at most 35 characters (AIPerf job-id limit), got 36 "
         "('llama-latency-xxxxxxxxxxxxxxxxxxxxxx')",
     ),
     "job-name-not-dns": (
-        "aiperf-kueue:jobs[0].name: must be a DNS-1123 label (lower-case letters, digits and '-', "
-        "starting and ending with a letter or digit), got 'Llama_Latency'",
+        "aiperf-kueue:jobs[0].name: must be a DNS-1123 label (lower-case letters, digits and '-', starting "
+        "and ending with a letter or digit), got 'Llama_Latency'",
     ),
+    # 100 worker pods of 3350m / 6Gi after a 450m / 1792Mi controller. Room: flavor cpu (14400m - 450m) / 3350m
+    # = 4 pods; flavor gpu 28800m / 3350m = 8 pods (memory 235930Mi / 6144Mi = 38) → 8 pods = 80 workers.
+    # Flavor cpu short: 335450m - 14400m = 321050m; 616192Mi - 58982Mi = 557210Mi.
     "job-too-big": (
-        "aiperf-kueue:jobs[0]: llama-latency: fix: run at most 570 workers (57 of its 100 worker pods, 10 workers "
-        "each): lower the concurrency, or give ClusterQueue team-a cpu +1050m, memory +352410Mi in flavor cpu "
-        "(nominalQuota); needs cpu 15450m, memory 411392Mi; "
-        "ClusterQueue team-a can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, "
-        "memory 235930Mi in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet "
-        "workers (cpu 15, memory 400Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign "
-        "flavors to pod set workers: insufficient quota for cpu in flavor cpu, previously considered podsets "
-        "requests (450m) + current podset request (15) > maximum capacity (14400m), insufficient quota for "
-        "memory in flavor cpu, previously considered podsets requests (1792Mi) + current podset request (400Gi) "
-        "> maximum capacity (58982Mi), insufficient quota for memory in flavor gpu, previously considered "
-        'podsets requests (0) + current podset request (400Gi) > maximum capacity (235930Mi)"',
+        "aiperf-kueue:jobs[0]: llama-latency: fix: run at most 80 workers (8 of its 100 worker pods, 10 workers "
+        "each): lower the concurrency, or give ClusterQueue team-a cpu +321050m, memory +557210Mi in flavor cpu "
+        "(nominalQuota); needs cpu 335450m, memory 616192Mi; ClusterQueue team-a can "
+        "reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, memory 235930Mi in flavor gpu "
+        "(nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 335, memory 600Gi) "
+        "fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
+        "insufficient quota for cpu in flavor cpu, previously considered podsets requests (450m) + current "
+        "podset request (335) > maximum capacity (14400m), insufficient quota for cpu in flavor gpu, "
+        "previously considered podsets requests (0) + current podset request (335) > maximum capacity "
+        "(28800m), insufficient quota for memory in flavor cpu, previously considered podsets requests "
+        "(1792Mi) + current podset request (600Gi) > maximum capacity (58982Mi), insufficient quota for "
+        "memory in flavor gpu, previously considered podsets requests (0) + current podset request (600Gi) > "
+        'maximum capacity (235930Mi)"',
     ),
     "job-without-spec": ("aiperf-kueue:jobs[0].spec: llama-latency: required, but not set",),
     "missing-endpoint-urls": (
         "aiperf-kueue:jobs[0].spec.benchmark.endpoint.urls: llama-latency: required, but not set",
     ),
+    "models-one-string": (
+        "aiperf-kueue:jobs[0].spec.benchmark.models: llama-latency: must be a list of model names or a "
+        "mapping with items, got the string 'meta-llama/Llama-3.1-8B-Instruct': AIPerf 0.13.0 fails such a "
+        "job after its preflight (\"'str' object has no attribute 'get'\"); write models: "
+        "[meta-llama/Llama-3.1-8B-Instruct] or the shorthand model: meta-llama/Llama-3.1-8B-Instruct",
+    ),
     "multi-run-three-runs": (
         "aiperf-kueue:jobs[0].spec: llama-latency: AIPerfJob.spec.multiRun must describe one run without "
-        "convergence (numRuns <= 1, no convergence); use kind AIPerfSweep for multi-run orchestration",
+        "convergence (numRuns <= 1, no convergence); use AIPerfSweep for multi-run orchestration",
     ),
     "node-affinity-gt-not-integer": (
         "aiperf-kueue:jobs[0].spec.podTemplate.extraPodSpec.affinity.nodeAffinity."
@@ -85,34 +109,39 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "match node affinity, flavor gpu doesn't match node affinity\"",
     ),
     "node-selector-matches-no-flavor": (
-        "aiperf-kueue:jobs[0]: llama-latency: its pods' nodeSelector, affinity and tolerations "
-        "(spec.podTemplate) match no flavor of ClusterQueue team-a (the pools' nodeLabels and nodeTaints); "
-        "Kueue would keep it pending with \"couldn't assign flavors to pod set controller: flavor cpu doesn't "
-        "match node affinity, flavor gpu doesn't match node affinity\"",
+        "aiperf-kueue:jobs[0]: llama-latency: AIPerf 0.13.0 would fail the AIPerfJob (status.error "
+        '"Pre-flight failed: Node Selector Match: No node matches nodeSelector {node-pool=gpu-h100}. Label '
+        "nodes with: kubectl label node <name> node-pool=gpu-h100; Per-Node Schedulability: No single node "
+        "can fit the largest pod (3.4 CPU, 6.0Gi mem). Add larger nodes or reduce pod resource "
+        'requirements."); select labels of a pool (inventory.pools[].nodeLabels), or drop the nodeSelector; '
+        "every pool's nodes are excluded by a NoSchedule/NoExecute taint the pod template does not tolerate "
+        "or by its nodeSelector; the operator checks spec.podTemplate's own tolerations, not the ones Kueue "
+        "adds for a flavor, so add the pool's tolerations to spec.podTemplate.tolerations",
     ),
     "operator-default-queue-missing": (
-        "aiperf-kueue:operator.defaultQueue: LocalQueue 'default' must exist in every benchmark "
-        "namespace, or the operator stamps a queue label Kueue can never resolve there; missing in: "
-        "bench-team-b (set their localQueue to it, or defaultQueue: true for 'default')",
+        "aiperf-kueue:operator.defaultQueue: LocalQueue 'default' must exist in every benchmark namespace, or "
+        "the operator stamps a queue label Kueue can never resolve there; missing in: bench-team-b (set their "
+        "localQueue to it, or defaultQueue: true for 'default')",
     ),
     "phase-concurrency-zero": (
         "aiperf-kueue:jobs[0].spec.benchmark.phases[1].concurrency: llama-latency: must be >= 1, got 0",
     ),
+    "phase-without-type": ("aiperf-kueue:jobs[0].spec.benchmark.phases[1].type: llama-latency: required, but not set",),
+    # pods 2 in flavor cpu: the controller takes 1, so 1 of the 2 worker pods fits (10 workers); 1 + 2 - 2 = +1.
     "pods-quota-too-small": (
         "aiperf-kueue:jobs[0]: llama-latency: fix: run at most 10 workers (1 of its 2 worker pods, 10 workers "
-        "each): lower the concurrency, or give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); needs cpu "
-        "750m, memory 9984Mi, pods 3; ClusterQueue team-a can "
-        "reach at most cpu 14400m, memory 58982Mi, pods 2 in flavor cpu; cpu 28800m, memory 235930Mi, pods 0 "
-        "in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 300m, "
-        "memory 8Gi, pods 2) fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod "
-        "set workers: insufficient quota for pods in flavor cpu, previously considered podsets requests (1) + "
-        "current podset request (2) > maximum capacity (2), insufficient quota for pods in flavor gpu, "
-        'previously considered podsets requests (0) + current podset request (2) > maximum capacity (0)"',
+        "each): lower the concurrency, or give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); needs "
+        "cpu 7150m, memory 14080Mi, pods 3; ClusterQueue team-a "
+        "can reach at most cpu 14400m, memory 58982Mi, pods 2 in flavor cpu; cpu 28800m, memory 235930Mi, "
+        "pods 0 in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet workers "
+        "(cpu 6700m, memory 12Gi, pods 2) fits no flavor; Kueue would keep it pending with \"couldn't assign "
+        "flavors to pod set workers: insufficient quota for pods in flavor cpu, previously considered podsets "
+        "requests (1) + current podset request (2) > maximum capacity (2), insufficient quota for pods in "
+        "flavor gpu, previously considered podsets requests (0) + current podset request (2) > maximum "
+        'capacity (0)"',
     ),
     "profiling-shorthand-in-sweep": (
-        "aiperf-kueue:sweeps[0].spec.benchmark.profiling: llama-sweep: the operator sizes workers from "
-        "benchmark.phases only, so a profiling shorthand would get one worker whatever its concurrency; "
-        "write it as a phases entry: phases: [{name: profiling, ...}]",
+        "aiperf-kueue:sweeps[0].spec.benchmark: llama-sweep: set phases or its shorthand profiling, not both",
     ),
     "pulumi-name-collision": (
         "aiperf-kueue:jobs[1].name: AIPerfJob bench-team-a-llama/latency and bench-team-a/llama-latency "
@@ -121,25 +150,25 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     ),
     "queue-missing-in-namespace": (
         "aiperf-kueue:jobs[0].queue: llama-latency: AIPerf's preflight would fail the AIPerfJob (phase "
-        "Failed, \"Pre-flight failed: Kueue Queue: Kueue LocalQueue 'fast-lane' not found. Create it or "
-        'remove scheduling.queueName from spec."); name a LocalQueue of namespace bench-team-a '
-        "(aiperf-queue, default), or create 'fast-lane' there (a namespace's localQueue, or "
-        "defaultQueue: true for 'default')",
+        "Failed, \"Pre-flight failed: Kueue Queue: Kueue LocalQueue 'fast-lane' not found. Create it or remove "
+        'scheduling.queueName from spec."); name a LocalQueue of namespace bench-team-a (aiperf-queue, '
+        "default), or create 'fast-lane' there (a namespace's localQueue, or defaultQueue: true for "
+        "'default')",
     ),
     "retain-on-delete-string": (
         "aiperf-kueue:jobs[0].retainOnDelete: llama-latency: must be true or false, got 'yes'",
     ),
     "scheduling-set-by-hand": (
-        "aiperf-kueue:jobs[0].spec.scheduling: llama-latency: is set by aiperf-kueue from the job's "
-        "queue and priorityClass; use `queue` / `priorityClass` on the job instead of spec.scheduling",
+        "aiperf-kueue:jobs[0].spec.scheduling: llama-latency: is set by aiperf-kueue from the job's queue and "
+        "priorityClass; use `queue` / `priorityClass` on the job instead of spec.scheduling",
     ),
     "snake-case-key": (
         "aiperf-kueue:jobs[0].spec: llama-latency: unknown key 'resource_mode': the AIPerfJob CRD uses "
         "camelCase, write 'resourceMode'",
     ),
     "spec-sweep-set": (
-        "aiperf-kueue:jobs[0].spec.sweep: llama-latency: AIPerfJob.spec.sweep must be null/omitted; "
-        "declare a concurrency sweep in aiperf-kueue:sweeps",
+        "aiperf-kueue:jobs[0].spec.sweep: llama-latency: AIPerfJob.spec.sweep must be omitted; declare a "
+        "concurrency sweep in aiperf-kueue:sweeps",
     ),
     "sweep-concurrency-bool": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got True",),
     "sweep-concurrency-float": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got 8.0",),
@@ -152,8 +181,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     ),
     "sweep-name-overflow": (
         "aiperf-kueue:sweeps[0]: sweep 'llama-3-1-8b-instruct-sweep-xy' generates job name "
-        "'llama-3-1-8b-instruct-sweep-xy-c1024' (36 characters); AIPerf job names are at most 35 "
-        "characters: shorten the sweep name to at most 29 characters",
+        "'llama-3-1-8b-instruct-sweep-xy-c1024' (36 characters); AIPerf job names are at most 35 characters: "
+        "shorten the sweep name to at most 29 characters",
     ),
     "sweep-phase-missing": (
         "aiperf-kueue:sweeps[0]: sweep 'llama-sweep': spec.benchmark.phases has no phase named 'steady' "
@@ -163,84 +192,108 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "aiperf-kueue:sweeps[0]: AIPerfJob bench-team-b/llama-sweep-c8 (sweep 'llama-sweep') is already "
         "declared by jobs[0]",
     ),
+    # As job-too-big (flavor gpu memory 235929Mi / 6144Mi = 38 pods; cpu still limits it to 8).
     "sweep-point-too-big": (
-        "aiperf-kueue:sweeps[0]: llama-sweep-c100000: fix: run at most 570 workers (57 of its 100 worker pods, 10 "
-        "workers each): lower the concurrency, or give ClusterQueue team-b cpu +1050m, memory +352410Mi in flavor "
-        "cpu (nominalQuota); needs cpu 15450m, memory 411392Mi; "
-        "ClusterQueue team-b can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, "
-        "memory 235929Mi in flavor gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet "
-        "workers (cpu 15, memory 400Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign "
-        "flavors to pod set workers: insufficient quota for cpu in flavor cpu, previously considered podsets "
-        "requests (450m) + current podset request (15) > maximum capacity (14400m), insufficient quota for "
-        "memory in flavor cpu, previously considered podsets requests (1792Mi) + current podset request (400Gi) "
-        "> maximum capacity (58982Mi), insufficient quota for memory in flavor gpu, previously considered "
-        'podsets requests (0) + current podset request (400Gi) > maximum capacity (235929Mi)"',
+        "aiperf-kueue:sweeps[0]: llama-sweep-c100000: fix: run at most 80 workers (8 of its 100 worker pods, 10 "
+        "workers each): lower the concurrency, or give ClusterQueue team-b cpu +321050m, memory +557210Mi in "
+        "flavor cpu (nominalQuota); needs cpu 335450m, memory 616192Mi; ClusterQueue team-b "
+        "can reach at most cpu 14400m, memory 58982Mi in flavor cpu; cpu 28800m, memory 235929Mi in flavor "
+        "gpu (nominal, no cohort); podSet controller gets flavor cpu, then podSet workers (cpu 335, memory "
+        "600Gi) fits no flavor; Kueue would keep it pending with \"couldn't assign flavors to pod set workers: "
+        "insufficient quota for cpu in flavor cpu, previously considered podsets requests (450m) + current "
+        "podset request (335) > maximum capacity (14400m), insufficient quota for cpu in flavor gpu, "
+        "previously considered podsets requests (0) + current podset request (335) > maximum capacity "
+        "(28800m), insufficient quota for memory in flavor cpu, previously considered podsets requests "
+        "(1792Mi) + current podset request (600Gi) > maximum capacity (58982Mi), insufficient quota for "
+        "memory in flavor gpu, previously considered podsets requests (0) + current podset request (600Gi) > "
+        'maximum capacity (235929Mi)"',
     ),
     "sweep-queue-missing-in-namespace": (
         "aiperf-kueue:sweeps[0].queue: llama-sweep: AIPerf's preflight would fail every AIPerfJob of the "
-        "sweep (phase Failed, \"Pre-flight failed: Kueue Queue: Kueue LocalQueue 'default' not found. "
-        'Create it or remove scheduling.queueName from spec."); name a LocalQueue of namespace '
-        "bench-team-b (aiperf-queue), or create 'default' there (a namespace's localQueue, or "
-        "defaultQueue: true for 'default')",
+        "sweep (phase Failed, \"Pre-flight failed: Kueue Queue: Kueue LocalQueue 'default' not found. Create "
+        'it or remove scheduling.queueName from spec."); name a LocalQueue of namespace bench-team-b '
+        "(aiperf-queue), or create 'default' there (a namespace's localQueue, or defaultQueue: true for "
+        "'default')",
     ),
     "sweep-requests-per-concurrency-string": (
         "aiperf-kueue:sweeps[0].requestsPerConcurrency: llama-sweep: must be a whole number, got '10'",
     ),
     "sweep-undefined-priority-class": (
-        "aiperf-kueue:sweeps[0].priorityClass: llama-sweep: unknown WorkloadPriorityClass "
-        "'benchmark-urgent'; declared: benchmark-high, benchmark-low (aiperf-kueue:priorityClasses)",
+        "aiperf-kueue:sweeps[0].priorityClass: llama-sweep: unknown WorkloadPriorityClass 'benchmark-urgent'; "
+        "declared: benchmark-high, benchmark-low (aiperf-kueue:priorityClasses)",
     ),
     "sweep-unknown-namespace": (
-        "aiperf-kueue:sweeps[0].namespace: llama-sweep: namespace 'bench-nowhere' belongs to no ClusterQueue, so "
-        "no LocalQueue exists there and the job would stay Queued forever; list it in a ClusterQueue's namespaces",
+        "aiperf-kueue:sweeps[0].namespace: llama-sweep: namespace 'bench-nowhere' belongs to no ClusterQueue, "
+        "so no LocalQueue exists there and the job would stay Queued forever; list it in a ClusterQueue's "
+        "namespaces",
     ),
     "template-type-without-template": (
         "aiperf-kueue:jobs[0].spec.benchmark.endpoint: llama-latency: endpoint.template is required when "
-        "endpoint.type='template'",
+        "endpoint.type is 'template'",
     ),
     "toleration-without-key-equal": (
-        "aiperf-kueue:jobs[0].spec.podTemplate.tolerations[0]: llama-latency: a toleration without key must use "
-        "operator Exists (it then tolerates every taint)",
+        "aiperf-kueue:jobs[0].spec.podTemplate.tolerations[0]: llama-latency: a toleration without key must "
+        "use operator Exists (it then tolerates every taint)",
     ),
     "two-datasets": ("aiperf-kueue:jobs[0].spec.benchmark.datasets: llama-latency: must have at most 1 items, got 2",),
     "uncovered-init-container-resource": (
-        "aiperf-kueue:jobs[0]: llama-latency: requests ephemeral-storage 20Gi, which ClusterQueue team-a "
-        "does not cover: it would wait forever with 'resource ephemeral-storage unavailable in "
-        "ClusterQueue'; add ephemeral-storage to queues.coveredResources (with the pools' "
-        "extraResources) or drop the request",
+        "aiperf-kueue:jobs[0]: llama-latency: requests ephemeral-storage 20Gi, which ClusterQueue team-a does "
+        "not cover: it would wait forever with 'resource ephemeral-storage unavailable in ClusterQueue'; add "
+        "ephemeral-storage to queues.coveredResources (with the pools' extraResources) or drop the request",
     ),
     "undefined-priority-class": (
-        "aiperf-kueue:jobs[0].priorityClass: llama-latency: unknown WorkloadPriorityClass "
-        "'benchmark-urgent'; declared: benchmark-high, benchmark-low (aiperf-kueue:priorityClasses)",
+        "aiperf-kueue:jobs[0].priorityClass: llama-latency: unknown WorkloadPriorityClass 'benchmark-urgent'; "
+        "declared: benchmark-high, benchmark-low (aiperf-kueue:priorityClasses)",
     ),
     "unknown-endpoint-key": (
-        "aiperf-kueue:jobs[0].spec.benchmark.endpoint.url: llama-latency: unknown key 'url'; allowed: "
-        "urls, urlStrategy, type, path, apiKey, timeout, streaming, transport, awsRegion, awsProfile, "
-        "authType, awsService, connectionReuse, useLegacyMaxTokens, useServerTokenCount, perChunkUsage, "
-        "template, headers, extra, downloadVideoContent, requestContentType, sessionHeader, "
-        "uuidAndStrip, waitForModelTimeout, waitForModelInterval, waitForModelMode, resetKvCache, "
-        "serverProfiler",
-    ),
-    "untolerated-taint-and-node-selector": (
-        "aiperf-kueue:jobs[0]: llama-latency: its pods' nodeSelector, affinity and tolerations "
-        "(spec.podTemplate) match no flavor of ClusterQueue team-a (the pools' nodeLabels and nodeTaints); "
-        "Kueue would keep it pending with \"couldn't assign flavors to pod set controller: flavor gpu doesn't "
-        'match node affinity, untolerated taint {dedicated bench NoSchedule <nil>} in flavor cpu"',
+        "aiperf-kueue:jobs[0].spec.benchmark.endpoint.url: llama-latency: unknown key 'url'; allowed: urls, "
+        "urlStrategy, type, path, apiKey, timeout, streaming, transport, connectionReuse, useLegacyMaxTokens, "
+        "useServerTokenCount, perChunkUsage, template, headers, extra, downloadVideoContent, "
+        "requestContentType, sessionHeader, uuidAndStrip, waitForModelTimeout, waitForModelInterval, "
+        "waitForModelMode, resetKvCache, serverProfiler",
     ),
     "unknown-namespace": (
-        "aiperf-kueue:jobs[0].namespace: llama-latency: namespace 'bench-nowhere' belongs to no "
-        "ClusterQueue, so no LocalQueue exists there and the job would stay Queued forever; list it in a "
-        "ClusterQueue's namespaces",
+        "aiperf-kueue:jobs[0].namespace: llama-latency: namespace 'bench-nowhere' belongs to no ClusterQueue, "
+        "so no LocalQueue exists there and the job would stay Queued forever; list it in a ClusterQueue's "
+        "namespaces",
+    ),
+    "untolerated-taint-and-node-selector": (
+        "aiperf-kueue:jobs[0]: llama-latency: AIPerf 0.13.0 would fail the AIPerfJob (status.error "
+        '"Pre-flight failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi '
+        "mem). Add larger nodes or reduce pod resource requirements.\"); every pool's nodes are excluded by a "
+        "NoSchedule/NoExecute taint the pod template does not tolerate or by its nodeSelector; the operator "
+        "checks spec.podTemplate's own tolerations, not the ones Kueue adds for a flavor, so add the pool's "
+        "tolerations to spec.podTemplate.tolerations",
+        "aiperf-kueue:sweeps[0]: llama-sweep: AIPerf 0.13.0 would fail every AIPerfJob of the sweep "
+        '(status.error "Pre-flight failed: Per-Node Schedulability: No single node can fit the largest pod '
+        "(3.4 CPU, 6.0Gi mem). Add larger nodes or reduce pod resource requirements.\"); every pool's nodes "
+        "are excluded by a NoSchedule/NoExecute taint the pod template does not tolerate or by its "
+        "nodeSelector; the operator checks spec.podTemplate's own tolerations, not the ones Kueue adds for a "
+        "flavor, so add the pool's tolerations to spec.podTemplate.tolerations",
+    ),
+    "wait-for-model-mode-without-timeout": (
+        "aiperf-kueue:jobs[0].spec.benchmark.endpoint: llama-latency: waitForModelMode has no effect unless "
+        "waitForModelTimeout is positive; set waitForModelTimeout to enable the readiness probe",
     ),
     "warmup-shorthand": (
-        "aiperf-kueue:jobs[0].spec.benchmark.warmup: llama-latency: the operator sizes workers from "
-        "benchmark.phases only, so a warmup shorthand would get one worker whatever its concurrency; "
-        "write it as a phases entry: phases: [{name: warmup, ...}]",
+        "aiperf-kueue:jobs[0].spec.benchmark: llama-latency: set phases or its shorthand warmup, not both",
+    ),
+    "workers-below-memory-floor": (
+        "aiperf-kueue:jobs[0].spec.benchmark.runtime.workersPerPod: llama-latency: AIPerf 0.13.0 would fail "
+        'the AIPerfJob (status.error "Pre-flight failed: Dry Run: Check failed with error: WORKER_POD memory '
+        "budget (4096Mi) leaves worker containers below the 162Mi worker import-memory floor. Increase "
+        'AIPERF_K8S_WORKER_POD_MEMORY or reduce --workers-per-pod / --record-processors-per-pod."); a worker '
+        "pod's 4096Mi split over 1 worker-pod-manager + 9 worker(s) + 9 record processor(s) leaves each "
+        "worker 146Mi, below the 162Mi a worker needs: raise operator.sizing.workerPod or lower "
+        "runtime.workersPerPod / recordProcessorsPerPod (19 containers per worker pod)",
     ),
     "workers-not-divisible": (
-        "aiperf-kueue:jobs[0].spec.benchmark.runtime.workers: llama-latency: 15 workers is not a "
-        "multiple of workersPerPod 10, and a JobSet cannot express a partial final pod (the operator "
-        "fails the AIPerfJob): use 10 or 20, or set runtime.workersPerPod to a divisor of 15",
+        "aiperf-kueue:jobs[0].spec.benchmark.runtime.workers: llama-latency: AIPerf 0.13.0 would fail the "
+        'AIPerfJob (status.error "total_workers=15 is not a multiple of workers_per_pod=10, and a JobSet '
+        "replicated job cannot express a partial final pod. Use a multiple of 10 (e.g. 10 or 20), or set "
+        'runtime.workers_per_pod to a value that divides 15."); 15 workers is not a multiple of workersPerPod '
+        "10, and a JobSet cannot express a partial final pod: use 10 or 20, or set runtime.workersPerPod to a "
+        "divisor of 15",
     ),
 }
 
@@ -249,6 +302,7 @@ NOT_IN_JOBS = {"operator-default-queue-missing": "operator"}
 #: Files that change a key besides jobs and sweeps to set their problem up.
 SETUP_KEYS = {
     "operator-default-queue-missing": {"operator"},
+    "workers-below-memory-floor": {"operator"},
     "pulumi-name-collision": {"queues"},
     "pods-quota-too-small": {"inventory", "queues"},
     "untolerated-taint-and-node-selector": {"inventory"},

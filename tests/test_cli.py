@@ -32,11 +32,11 @@ DEV_PLAN = {
             "priorityClass": None,
             "pods": 2,
             "workers": 1,
-            "requests": {"cpu": "600m", "memory": "5888Mi"},
+            "requests": {"cpu": "3775m", "memory": "8000Mi"},
             "flavor": ["default"],
             "fits": True,
             "borrowing": False,
-            "fitOnNominal": 2,
+            "fitOnNominal": 1,
         }
     ],
     "preflight": [
@@ -82,7 +82,7 @@ DEV_PLAN = {
         },
     ],
     "aiperfCli": {
-        "aiperf-benchmarks": "aiperf kube profile --namespace aiperf-benchmarks --image nvcr.io/nvidia/aiperf:0.8.0 "
+        "aiperf-benchmarks": "aiperf kube profile --namespace aiperf-benchmarks --image nvcr.io/nvidia/aiperf:0.13.0 "
         "--queue-name aiperf-queue"
     },
     "warnings": [],
@@ -217,7 +217,7 @@ def test_a_local_operator_chart_not_checked_out_is_a_note_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
-    stack["config"]["aiperf-kueue:operator"] = {"chart": "charts/not-checked-out"}
+    stack["config"]["aiperf-kueue:operator"]["chart"] = "charts/not-checked-out"
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text(yaml.safe_dump(stack))
     assert main(["plan", str(path), "--out", str(tmp_path / "out")]) == 0
@@ -225,7 +225,7 @@ def test_a_local_operator_chart_not_checked_out_is_a_note_on_stderr(
     assert printed.err == (
         "note: operator.chart: local chart 'charts/not-checked-out' not found (resolved to "
         f"{ROOT / 'charts' / 'not-checked-out'}): the merged values were not validated against its "
-        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at the pinned commit "
+        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at tag v0.13.0 "
         "there, or point operator.chart at the checkout\n"
     )
     # The files are the same wherever the plan is made: the note is not in them.

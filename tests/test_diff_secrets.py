@@ -17,17 +17,18 @@ from tests.support import ROOT
 from tests.test_diff import prod
 
 PROD_TEXT = (ROOT / "stacks" / "Pulumi.prod.yaml").read_text()
-API_KEY = "            apiKey: ${OPENAI_API_KEY}\n"
+#: llama-latency's header in prod: header values are always kept secret, so prod carries one.
+HEADER = "              X-Team: team-a\n"
 LATENCY = "jobs-bench-team-a-llama-latency"
-API_KEY_PATH = "spec.benchmark.endpoint.apiKey"
+HEADER_PATH = "spec.benchmark.endpoint.headers.X-Team"
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
 
 
-def stack(tmp_path: Path, name: str, api_key: str) -> Path:
-    """prod, with llama-latency's apiKey line replaced by ``api_key`` (YAML below ``apiKey:``)."""
-    assert PROD_TEXT.count(API_KEY) == 1
+def stack(tmp_path: Path, name: str, value: str) -> Path:
+    """prod, with llama-latency's X-Team header value replaced by ``value`` (YAML below ``X-Team:``)."""
+    assert PROD_TEXT.count(HEADER) == 1
     path = tmp_path / f"Pulumi.{name}.yaml"
-    path.write_text(PROD_TEXT.replace(API_KEY, f"            apiKey:{api_key}\n"))
+    path.write_text(PROD_TEXT.replace(HEADER, f"              X-Team:{value}\n"))
     return path
 
 
@@ -43,9 +44,9 @@ def endpoint(plan: Plan) -> dict[str, Any]:
 
 
 def test_a_secure_value_becomes_a_fingerprint_of_its_ciphertext(tmp_path: Path) -> None:
-    values, secret_keys = read_stack_file(stack(tmp_path, "s", "\n              secure: v1:c2VjcmV0LWNpcGhlcnRleHQ="))
+    values, secret_keys = read_stack_file(stack(tmp_path, "s", "\n                secure: v1:c2VjcmV0LWNpcGhlcnRleHQ="))
     assert secret_keys == {"jobs"}
-    assert values["jobs"][0]["spec"]["benchmark"]["endpoint"]["apiKey"] == "[encrypted 206a222c]"
+    assert values["jobs"][0]["spec"]["benchmark"]["endpoint"]["headers"]["X-Team"] == "[encrypted 206a222c]"
 
 
 def test_a_registered_secret_becomes_a_fingerprint_of_its_plaintext() -> None:
@@ -74,7 +75,7 @@ def test_plan_output_holds_the_fingerprint_never_the_plaintext(tmp_path: Path) -
     assert not any("sk-plain-0123456789" in text for text in files.values())
     assert "[secret 1ee963da]" in files["manifests.yaml"]
     records = {r["name"]: r for r in json.loads(files["resources.json"])}
-    assert records[LATENCY]["inputs"]["spec"]["benchmark"]["endpoint"]["apiKey"] == "[secret 1ee963da]"
+    assert records[LATENCY]["inputs"]["spec"]["benchmark"]["endpoint"]["headers"]["X-Team"] == "[secret 1ee963da]"
 
 
 def test_a_changed_plain_secret_replaces_the_job(tmp_path: Path) -> None:
@@ -85,31 +86,31 @@ def test_a_changed_plain_secret_replaces_the_job(tmp_path: Path) -> None:
             "replace",
             LATENCY,
             ("spec.benchmark",),
-            (FieldChange(API_KEY_PATH, "[secret 9b6d39e1]", "[secret 1ee963da]"),),
+            (FieldChange(HEADER_PATH, "[secret 96c2886c]", "[secret 1ee963da]"),),
         )
     ]
     row = markdown.resources_table(diff)[2]
-    assert f"**`{API_KEY_PATH}`**: `[secret 9b6d39e1]` → `[secret 1ee963da]` (secret changed) |" in row
+    assert f"**`{HEADER_PATH}`**: `[secret 96c2886c]` → `[secret 1ee963da]` (secret changed) |" in row
 
 
 def test_a_changed_ciphertext_shows_and_may_be_a_re_encryption(tmp_path: Path) -> None:
-    base = planned(stack(tmp_path, "a", "\n              secure: v1:AAABAGxsYW1hLWFwaS1rZXktY2lwaGVydGV4dA=="))
-    head = planned(stack(tmp_path, "b", "\n              secure: v1:c2VjcmV0LWNpcGhlcnRleHQ="))
-    assert endpoint(base)["apiKey"] == "[encrypted 86488c8a]"
+    base = planned(stack(tmp_path, "a", "\n                secure: v1:AAABAGxsYW1hLWFwaS1rZXktY2lwaGVydGV4dA=="))
+    head = planned(stack(tmp_path, "b", "\n                secure: v1:c2VjcmV0LWNpcGhlcnRleHQ="))
+    assert endpoint(base)["headers"]["X-Team"] == "[encrypted 86488c8a]"
     diff = compare(base, head)
     assert [(c.action, c.name, c.fields) for c in diff.changes] == [
-        ("replace", LATENCY, (FieldChange(API_KEY_PATH, "[encrypted 86488c8a]", "[encrypted 206a222c]"),))
+        ("replace", LATENCY, (FieldChange(HEADER_PATH, "[encrypted 86488c8a]", "[encrypted 206a222c]"),))
     ]
     row = markdown.resources_table(diff)[2]
     assert (
-        f"**`{API_KEY_PATH}`**: `[encrypted 86488c8a]` → `[encrypted 206a222c]` "
+        f"**`{HEADER_PATH}`**: `[encrypted 86488c8a]` → `[encrypted 206a222c]` "
         "(secret changed; may be a re-encryption of the same value) |"
     ) in row
 
 
 def _legacy(plan: Plan) -> Plan:
     """The plan as code from before fingerprints wrote it: every secret ``[secret]``."""
-    text = json.dumps(plan.resources).replace('"[secret 9b6d39e1]"', '"[secret]"')
+    text = json.dumps(plan.resources).replace('"[secret 96c2886c]"', '"[secret]"')
     return Plan("legacy", json.loads(text), plan.data)
 
 

@@ -204,8 +204,8 @@ def test_operator_values_fit_this_program() -> None:
         "version": None,
         "namespace": "aiperf-system",
         "values": {
-            "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.8.0"},
-            "defaults": {"image": "nvcr.io/nvidia/aiperf:0.8.0"},
+            "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.13.0"},
+            "defaults": {"image": "nvcr.io/nvidia/aiperf:0.13.0"},
             "kueue": {"createQueues": False},
             "benchmarkNamespace": {"create": False, "name": "bench-team-a"},
             "benchmarkRbacNamespaces": [],
@@ -535,7 +535,7 @@ def test_local_operator_chart_that_is_not_there_warns(tmp_path: Path) -> None:
     assert installs.local_chart_warning(config, tmp_path) == (
         "operator.chart: local chart 'charts/aiperf-operator' not found (resolved to "
         f"{tmp_path / 'charts' / 'aiperf-operator'}): the merged values were not validated against its "
-        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at the pinned commit "
+        "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at tag v0.13.0 "
         "there, or point operator.chart at the checkout"
     )
     (tmp_path / "charts" / "aiperf-operator").mkdir(parents=True)
@@ -596,8 +596,9 @@ def test_a_bad_operator_chart_reference_is_a_config_error() -> None:
 
 
 def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
+    # Every setting of AIPerf 0.13.0 that shapes a benchmark's pods, pinned (test_sizing.DEFAULT_ENV).
     values, secrets = stack_values("prod")
-    values["operator"] = {**values["operator"], "defaultQueue": "aiperf-queue", "sizing": {"preset": "docs"}}
+    values["operator"] = {**values["operator"], "defaultQueue": "aiperf-queue"}
     patch = by_name(run_program("prod", values, secrets))["operator-env"]
     assert clean(patch["inputs"]) == {
         "apiVersion": "apps/v1",
@@ -619,6 +620,8 @@ def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
                                 {"name": "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS", "value": "benchmark-low"},
                                 {"name": "AIPERF_K8S_WORKER_POD_CPU", "value": "3350m"},
                                 {"name": "AIPERF_K8S_WORKER_POD_MEMORY", "value": "6Gi"},
+                                {"name": "AIPERF_K8S_EVENT_BUS_PROXY_CPU", "value": "50m"},
+                                {"name": "AIPERF_K8S_EVENT_BUS_PROXY_MEMORY", "value": "64Mi"},
                                 {"name": "AIPERF_K8S_SYSTEM_CONTROLLER_CPU", "value": "75m"},
                                 {"name": "AIPERF_K8S_SYSTEM_CONTROLLER_MEMORY", "value": "192Mi"},
                                 {"name": "AIPERF_K8S_DATASET_MANAGER_CPU", "value": "50m"},
@@ -626,7 +629,7 @@ def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
                                 {"name": "AIPERF_K8S_TIMING_MANAGER_CPU", "value": "50m"},
                                 {"name": "AIPERF_K8S_TIMING_MANAGER_MEMORY", "value": "192Mi"},
                                 {"name": "AIPERF_K8S_RECORDS_MANAGER_CPU", "value": "75m"},
-                                {"name": "AIPERF_K8S_RECORDS_MANAGER_MEMORY", "value": "256Mi"},
+                                {"name": "AIPERF_K8S_RECORDS_MANAGER_MEMORY", "value": "512Mi"},
                                 {"name": "AIPERF_K8S_API_CPU", "value": "75m"},
                                 {"name": "AIPERF_K8S_API_MEMORY", "value": "256Mi"},
                                 {"name": "AIPERF_K8S_GPU_TELEMETRY_MANAGER_CPU", "value": "25m"},
@@ -635,11 +638,13 @@ def test_operator_env_carries_the_defaults_and_every_sizing_variable() -> None:
                                 {"name": "AIPERF_K8S_SERVER_METRICS_MANAGER_MEMORY", "value": "192Mi"},
                                 {"name": "AIPERF_K8S_RESULTS_SIDECAR_CPU", "value": "25m"},
                                 {"name": "AIPERF_K8S_RESULTS_SIDECAR_MEMORY", "value": "192Mi"},
-                                {"name": "AIPERF_K8S_EVENT_BUS_PROXY_CPU", "value": "50m"},
-                                {"name": "AIPERF_K8S_EVENT_BUS_PROXY_MEMORY", "value": "64Mi"},
+                                {"name": "AIPERF_K8S_SWEEP_CONTROLLER_CPU", "value": "75m"},
+                                {"name": "AIPERF_K8S_SWEEP_CONTROLLER_MEMORY", "value": "512Mi"},
                                 {"name": "AIPERF_K8S_EVENT_BUS_SIDECAR_ENABLED", "value": "true"},
                                 {"name": "AIPERF_K8S_RECORD_PROCESSOR_SCALE_FACTOR", "value": "1"},
                                 {"name": "AIPERF_WORKER_DEFAULT_WORKERS_PER_POD", "value": "10"},
+                                {"name": "AIPERF_K8S_JOBSET_TTL_SECONDS_AFTER_FINISHED", "value": "300"},
+                                {"name": "AIPERF_K8S_SHARE_PROCESS_NAMESPACE", "value": "false"},
                             ],
                         }
                     ]

@@ -2,7 +2,7 @@
 
 Literal expectations for the prod stack (``stacks/Pulumi.prod.yaml``: the job ``llama-latency``
 and the 5-point sweep ``llama-sweep``), variants of it built in the tests, and the ``plan``
-output of a stack whose endpoint ``apiKey`` and a header come from ``secure:`` config.
+output of a stack whose endpoint header comes from ``secure:`` config.
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ REPLACE_ON_CHANGES = [
 
 LLAMA_ENDPOINT = ["http://llama.inference.svc:8000"]
 DATASETS = [{"name": "main", "type": "synthetic"}]
-MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+SERVER_METRICS = {"urls": ["http://llama.inference.svc:8000/metrics"], "discovery": {"mode": "disabled"}}
+MODELS = ["meta-llama/Llama-3.1-8B-Instruct"]
+IMAGE = "nvcr.io/nvidia/aiperf:0.13.0"
 
 
 def secret(value: str) -> dict[str, str]:
@@ -109,24 +111,30 @@ def test_llama_latency_inputs() -> None:
         "spec": {
             "resourceMode": "burstable",
             "benchmark": {
-                "models": MODEL,
-                "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True, "apiKey": "[secret 9b6d39e1]"},
+                "models": MODELS,
+                "endpoint": {
+                    "urls": LLAMA_ENDPOINT,
+                    "type": "chat",
+                    "streaming": True,
+                    "headers": {"X-Team": "[secret 96c2886c]"},
+                },
+                "serverMetrics": SERVER_METRICS,
                 "datasets": DATASETS,
                 "phases": [
-                    {"name": "warmup", "kind": "warmup", "concurrency": 8, "requests": 100},
-                    {"name": "profiling", "kind": "profiling", "concurrency": 50, "requests": 2000},
+                    {"name": "warmup", "type": "concurrency", "concurrency": 8, "requests": 100},
+                    {"name": "profiling", "type": "concurrency", "concurrency": 50, "requests": 2000},
                 ],
             },
             "podTemplate": {
                 "env": [
                     {
-                        "name": "OPENAI_API_KEY",
+                        "name": "AIPERF_INJECTED_API_KEY",
                         "valueFrom": {"secretKeyRef": {"name": "llama-endpoint", "key": "api-key"}},
                     }
                 ]
             },
             "scheduling": {"queueName": "aiperf-queue", "priorityClass": "benchmark-high"},
-            "image": "nvcr.io/nvidia/aiperf:0.8.0",
+            "image": IMAGE,
         },
     }
 
@@ -150,7 +158,7 @@ def test_llama_latency_options() -> None:
 
 def test_sweep_point_c128() -> None:
     record = by_name(committed_run("prod"))["jobs-bench-research-llama-sweep-c128"]
-    # No apiKey or header: nothing is secret, the recorded inputs are plain data.
+    # No header: nothing is secret, the recorded inputs are plain data.
     assert SECRET_SIG not in json.dumps(record["inputs"])
     assert clean(record["inputs"]) == {
         "apiVersion": "aiperf.nvidia.com/v1alpha1",
@@ -167,14 +175,15 @@ def test_sweep_point_c128() -> None:
         "spec": {
             "resourceMode": "burstable",
             "benchmark": {
-                "models": MODEL,
+                "models": MODELS,
                 "endpoint": {"urls": LLAMA_ENDPOINT, "type": "chat", "streaming": True},
+                "serverMetrics": SERVER_METRICS,
                 "datasets": DATASETS,
-                "phases": [{"name": "profiling", "kind": "profiling", "concurrency": 128, "requests": 1000}],
+                "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 128, "requests": 1000}],
             },
             # No priorityClass on the sweep: the operator's defaultPriorityClass, written explicitly.
             "scheduling": {"queueName": "aiperf-queue", "priorityClass": "benchmark-low"},
-            "image": "nvcr.io/nvidia/aiperf:0.8.0",
+            "image": IMAGE,
         },
     }
     assert record["replaceOnChanges"] == REPLACE_ON_CHANGES
@@ -208,7 +217,7 @@ def test_sweep_points_differ_only_in_name_and_concurrency() -> None:
 
 def test_prod_jobs_table() -> None:
     common = {"flavor": ["cpu"], "fits": True, "borrowing": False}
-    small = {"cpu": "600m", "memory": "5888Mi"}
+    one_pod = {"cpu": "3800m", "memory": "8Gi"}  # 450m + 3350m; 1792Mi + 256Mi (records manager 512Mi) + 6Gi
     research = {"namespace": "bench-research", "queue": "aiperf-queue", "clusterQueue": "research"}
     point = {**research, "priorityClass": "benchmark-low"}
     assert committed_run("prod").outputs["jobs"] == [
@@ -220,30 +229,38 @@ def test_prod_jobs_table() -> None:
             "priorityClass": "benchmark-high",
             "pods": 2,
             "workers": 1,
-            "requests": small,
+            "requests": one_pod,
             **common,
-            "fitOnNominal": 82,
+            "fitOnNominal": 31,  # team-a's cpu flavor: floor(119700m / 3800m)
         },
-        {"name": "llama-sweep-c1", **point, "pods": 2, "workers": 1, "requests": small, **common, "fitOnNominal": 33},
-        {"name": "llama-sweep-c8", **point, "pods": 2, "workers": 1, "requests": small, **common, "fitOnNominal": 33},
-        {"name": "llama-sweep-c32", **point, "pods": 2, "workers": 1, "requests": small, **common, "fitOnNominal": 33},
+        {"name": "llama-sweep-c1", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
+        {"name": "llama-sweep-c8", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
+        {
+            "name": "llama-sweep-c32",
+            **point,
+            "pods": 2,
+            "workers": 1,
+            "requests": one_pod,
+            **common,
+            "fitOnNominal": 12,
+        },
         {
             "name": "llama-sweep-c128",
             **point,
             "pods": 2,
             "workers": 2,
-            "requests": small,
+            "requests": one_pod,
             **common,
-            "fitOnNominal": 33,
+            "fitOnNominal": 12,  # research's cpu flavor: floor(47880m / 3800m)
         },
         {
             "name": "llama-sweep-c1024",
             **point,
             "pods": 3,
             "workers": 20,
-            "requests": {"cpu": "750m", "memory": "9984Mi"},
+            "requests": {"cpu": "7150m", "memory": "14Gi"},  # 20 workers → 2 worker pods
             **common,
-            "fitOnNominal": 19,
+            "fitOnNominal": 6,
         },
     ]
 
@@ -289,52 +306,34 @@ def test_default_queue_and_operator_priority_class(variant: ProgramRun) -> None:
         "priorityClass": "benchmark-low",
         "pods": 2,
         "workers": 1,
-        "requests": {"cpu": "600m", "memory": "5888Mi"},
+        "requests": {"cpu": "3800m", "memory": "8Gi"},
         "flavor": ["cpu"],
         "fits": True,
         "borrowing": False,
-        "fitOnNominal": 82,
+        "fitOnNominal": 31,
     }
 
 
 # --------------------------------------------------------------------------- secrets
 
-CIPHER_KEY = "v1:AAABAGxsYW1hLWFwaS1rZXktY2lwaGVydGV4dA=="
 CIPHER_HEADER = "v1:AAABAGJlYXJlci10b2tlbi1jaXBoZXJ0ZXh0"
 
 
-def test_plain_api_key_arrives_as_a_secret() -> None:
-    """Even written in clear text (here ``${OPENAI_API_KEY}`` or a literal key), the apiKey is
-    registered as a Pulumi secret: encrypted in state, masked in previews."""
+def test_a_plain_header_value_arrives_as_a_secret() -> None:
+    """Even written in clear text, a header value is registered as a Pulumi secret: encrypted in
+    state, masked in previews (the program cannot tell a credential's value from another's)."""
     committed = by_name(committed_run("prod"))["jobs-bench-team-a-llama-latency"]
-    assert committed["inputs"]["spec"]["benchmark"]["endpoint"]["apiKey"] == secret("${OPENAI_API_KEY}")
-
-    values, _ = stack_values("prod")
-    values["jobs"][0]["spec"]["benchmark"]["endpoint"]["apiKey"] = "sk-plain-0123456789"
-    run = run_program("prod", values, set())
-    endpoint = job_records(run)["jobs-bench-team-a-llama-latency"]["inputs"]["spec"]["benchmark"]["endpoint"]
-    assert endpoint == {
-        "urls": LLAMA_ENDPOINT,
-        "type": "chat",
-        "streaming": True,
-        "apiKey": secret("sk-plain-0123456789"),
-    }
-    assert clean(endpoint)["apiKey"] == "[secret 1ee963da]"
+    endpoint = committed["inputs"]["spec"]["benchmark"]["endpoint"]
+    assert endpoint["headers"] == {"X-Team": secret("team-a")}
+    assert clean(endpoint)["headers"] == {"X-Team": "[secret 96c2886c]"}
 
 
 def secure_stack(tmp_path: Path) -> Path:
-    """prod, its job's apiKey and Authorization header from ``secure:`` config, X-Team in clear."""
+    """prod, its job's X-Team header from ``secure:`` config and an X-Trace header in clear."""
     text = (ROOT / "stacks" / "Pulumi.prod.yaml").read_text()
-    plain = "            apiKey: ${OPENAI_API_KEY}\n"
+    plain = "              X-Team: team-a\n"
     assert text.count(plain) == 1
-    secure = (
-        "            apiKey:\n"
-        f"              secure: {CIPHER_KEY}\n"
-        "            headers:\n"
-        "              X-Team: perf\n"
-        "              Authorization:\n"
-        f"                secure: {CIPHER_HEADER}\n"
-    )
+    secure = f"              X-Team:\n                secure: {CIPHER_HEADER}\n              X-Trace: perf\n"
     path = tmp_path / "Pulumi.secure.yaml"
     path.write_text(text.replace(plain, secure))
     return path
@@ -351,21 +350,18 @@ def test_secure_config_is_registered_as_secrets(tmp_path: Path) -> None:
         "urls": LLAMA_ENDPOINT,
         "type": "chat",
         "streaming": True,
-        # The program never sees the ciphertext: the stack file reader redacts it.
-        "apiKey": secret("[encrypted 86488c8a]"),
-        # Every header value is a secret, the clear-text ones too.
-        "headers": {"X-Team": secret("perf"), "Authorization": secret("[encrypted a032ea1e]")},
+        # The program never sees the ciphertext: the stack file reader redacts it. Every header
+        # value is a secret, the clear-text ones too.
+        "headers": {"X-Team": secret("[encrypted a032ea1e]"), "X-Trace": secret("perf")},
     }
     everything = json.dumps([run.resources, run.outputs, run.warnings], default=str)
-    assert CIPHER_KEY not in everything
     assert CIPHER_HEADER not in everything
-    # Only the endpoint is masked; the rest of the spec stays reviewable.
+    # Only the header values are masked; the rest of the spec stays reviewable.
     assert clean(record["inputs"])["spec"]["benchmark"]["endpoint"] == {
         "urls": LLAMA_ENDPOINT,
         "type": "chat",
         "streaming": True,
-        "apiKey": "[encrypted 86488c8a]",
-        "headers": {"X-Team": "[secret 342edb77]", "Authorization": "[encrypted a032ea1e]"},
+        "headers": {"X-Team": "[encrypted a032ea1e]", "X-Trace": "[secret 342edb77]"},
     }
 
 
@@ -376,24 +372,22 @@ def test_plan_output_never_contains_the_ciphertext(tmp_path: Path, capsys: pytes
     files = {p.name: p.read_text() for p in sorted(out.iterdir())}
     assert sorted(files) == ["charts.yaml", "manifests.yaml", "plan.json", "resources.json"]
     for blob in [printed.out, printed.err, *files.values()]:
-        for cipher in (CIPHER_KEY, CIPHER_HEADER):
-            assert cipher not in blob
-            assert cipher.removeprefix("v1:") not in blob
+        assert CIPHER_HEADER not in blob
+        assert CIPHER_HEADER.removeprefix("v1:") not in blob
     records = {r["name"]: r for r in json.loads(files["resources.json"])}
     endpoint = records["jobs-bench-team-a-llama-latency"]["inputs"]["spec"]["benchmark"]["endpoint"]
     assert endpoint == {
         "urls": LLAMA_ENDPOINT,
         "type": "chat",
         "streaming": True,
-        "apiKey": "[encrypted 86488c8a]",
-        "headers": {"X-Team": "[secret 342edb77]", "Authorization": "[encrypted a032ea1e]"},
+        "headers": {"X-Team": "[encrypted a032ea1e]", "X-Trace": "[secret 342edb77]"},
     }
     docs = [d for d in yaml.safe_load_all(files["manifests.yaml"]) if d["kind"] == "AIPerfJob"]
     latency = next(d for d in docs if d["metadata"]["name"] == "llama-latency")
     assert latency["spec"]["benchmark"]["endpoint"] == endpoint
     assert latency["spec"]["benchmark"]["phases"][1] == {
         "name": "profiling",
-        "kind": "profiling",
+        "type": "concurrency",
         "concurrency": 50,
         "requests": 2000,
     }

@@ -289,7 +289,7 @@ def test_plan_format_markdown_prints_the_report_and_still_writes_files(
     assert lines[lines.index("### AIPerfJobs") + 2] == "Each proven to fit its ClusterQueue on an empty cluster."
     assert jobs == [
         ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"],
-        ["smoke", "aiperf-benchmarks", "aiperf-queue", "—", "2", "600m", "5888Mi", "default", "2"],
+        ["smoke", "aiperf-benchmarks", "aiperf-queue", "—", "2", "3775m", "8000Mi", "default", "1"],
     ]
     assert '### AIPerf preflight "Kueue Queue" (3 submissions)' in lines
     assert preflight == [

@@ -259,7 +259,7 @@ def test_namespaces_sharing_no_local_queue_warn_per_annotated_namespace() -> Non
 
 def test_an_env_default_turned_off_warns_for_every_annotated_namespace() -> None:
     values, _ = stack_values("dev")
-    values["operator"] = {"defaultQueue": None}
+    values["operator"] = {"defaultQueue": None, "sizing": values["operator"]["sizing"]}
     assert _plan(values).warnings == (
         "queues.clusterQueues[0].namespaces[0].defaultQueueAnnotation: namespace aiperf-benchmarks is annotated "
         "kueue.x-k8s.io/default-queue-name=aiperf-queue, so AIPerf's preflight passes jobs without a queue there, "
@@ -407,5 +407,8 @@ def test_operator_rbac_left_to_others_warns_with_the_403_rows() -> None:
     )
     values["operator"]["values"] = {"rbac": {"create": True}}
     assert _plan(values).warnings == ()
-    values["operator"] = {"install": False, "values": {"rbac": {"create": False}}}
+    # An external operator (its env declared, naming the namespaces' queue): its RBAC is not this stack's.
+    env = {"AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME": "aiperf-queue"}
+    values["operator"] = {"install": False, "env": env, "values": {"rbac": {"create": False}}}
+    env["AIPERF_K8S_RECORDS_MANAGER_MEMORY"] = "512Mi"
     assert _plan(values).warnings == ()

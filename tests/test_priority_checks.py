@@ -21,10 +21,11 @@ def _stack(preemption: dict[str, Any] | None, *, cohort: bool = True, job_class:
         "namespace": "bench",
         "spec": {
             "benchmark": {
-                "models": "m",
+                "models": ["m"],
                 "endpoint": {"urls": ["http://m:8000"]},
                 "datasets": [{"name": "main", "type": "synthetic"}],
-                "phases": [{"name": "profiling", "kind": "profiling", "concurrency": 4, "requests": 10}],
+                "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 4, "requests": 10}],
+                "serverMetrics": {"enabled": False},
             }
         },
     }
@@ -35,6 +36,8 @@ def _stack(preemption: dict[str, Any] | None, *, cohort: bool = True, job_class:
         "queues": {"clusterQueues": [cq, {"name": "other", "share": 50}]},
         "priorityClasses": [{"name": "high", "value": 1000}, {"name": "low", "value": 10}],
         "jobs": [job],
+        # As the committed stacks: no "Memory Estimation" WARN from AIPerf's preflight.
+        "operator": {"sizing": {"controller": {"RECORDS_MANAGER": {"memory": "512Mi"}}}},
     }
     if cohort:
         values["queues"]["cohort"] = "all"

@@ -88,7 +88,7 @@ def test_secure_values_outside_a_job_spec_are_config_errors() -> None:
     )]  # fmt: skip
     assert secrets.NOT_HERE == (
         "is a secure value, but secure values are supported only inside an AIPerfJob spec (jobs[i].spec or "
-        "sweeps[i].spec, e.g. endpoint.apiKey, a header value, an env value), where the program keeps each one "
+        "sweeps[i].spec, e.g. a header value, an env value), where the program keeps each one "
         "a Pulumi secret; here it would reach the cluster and Pulumi state in plaintext"
     )
     secrets.check([("jobs", 3, "spec", "podTemplate", "env", 0, "value")], "Pulumi.s.yaml")
@@ -120,7 +120,7 @@ def test_offline_every_secure_leaf_is_registered_as_a_secret(tmp_path: Path) -> 
     for name in sweep_points:
         assert jobs[name]["spec"]["benchmark"]["endpoint"]["headers"] == {"X-Key": secret("[encrypted 30c669c1]")}
     # The rest of the spec stays in clear, reviewable.
-    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][0]["name"] == "OPENAI_API_KEY"
+    assert jobs["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"][0]["name"] == "AIPERF_INJECTED_API_KEY"
 
 
 def test_under_pulumi_up_the_decrypted_values_are_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,10 +20,10 @@ from tests.support import require_upstream
 
 JOB_SPEC: dict[str, Any] = {
     "benchmark": {
-        "models": "m",
+        "models": ["m"],
         "endpoint": {"urls": ["http://m:8000"]},
         "datasets": [{"name": "main", "type": "synthetic"}],
-        "phases": [{"name": "profiling", "kind": "profiling", "concurrency": 4, "requests": 10}],
+        "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 4, "requests": 10}],
     }
 }
 CPU = {"name": "cpu", "nodes": 2, "cpu": "16", "memory": "64Gi"}
@@ -230,9 +230,9 @@ def test_no_reclaim_warning_without_a_cohort() -> None:
 @pytest.mark.parametrize(
     ("image", "pinned"),
     [
-        ("nvcr.io/nvidia/aiperf:0.8.0", True),
+        ("nvcr.io/nvidia/aiperf:0.13.0", True),
         ("nvcr.io/nvidia/aiperf@sha256:" + "0" * 64, True),
-        ("registry.local:5000/aiperf:0.8.0", True),
+        ("registry.local:5000/aiperf:0.13.0", True),
         ("nvcr.io/nvidia/aiperf:latest", False),
         ("nvcr.io/nvidia/aiperf", False),
         ("registry.local:5000/aiperf", False),
@@ -244,7 +244,9 @@ def test_unpinned(image: str, pinned: bool) -> None:
 
 def test_latest_or_untagged_images_warn_once_each() -> None:
     values = stack([CPU], [team("a", 100, "bench-a")])
-    values["operator"] = {"image": {"tag": "latest"}}
+    # An external operator of unknown release: with a known aiperfVersion, any other tag (latest
+    # included) is stack_plan's "is not AIPerf <version>" warning instead (test_latest_operator_tag_warns_once).
+    values["operator"] = {"install": False, "aiperfVersion": "unknown", "image": {"tag": "latest"}}
     values["jobs"][0]["spec"]["image"] = "nvcr.io/nvidia/aiperf"
     values["sweeps"] = [
         {"name": "sw", "namespace": "bench-a", "concurrency": [1, 2], "spec": {**JOB_SPEC, "image": "x/aiperf:latest"}}
@@ -254,7 +256,8 @@ def test_latest_or_untagged_images_warn_once_each() -> None:
         "operator's AIPERF_K8S_* sizing assume a release this tag does not pin"
     )
     assert new_warnings(values) == [
-        f"operator.image.tag: latest does not pin an AIPerf release: {why}; fix: set a release tag such as 0.8.0",
+        f"operator.image.tag: latest does not pin an AIPerf release: {why}; fix: set the tag of the release the "
+        "operator runs (such as 0.13.0) and declare it in operator.aiperfVersion",
         f"jobs[0].spec.image: run: 'nvcr.io/nvidia/aiperf' does not pin an AIPerf release: {why}; fix: name a "
         "release tag (or leave spec.image out to use operator.image)",
         f"sweeps[0].spec.image: sw: 'x/aiperf:latest' does not pin an AIPerf release: {why}; fix: name a release "
@@ -264,8 +267,19 @@ def test_latest_or_untagged_images_warn_once_each() -> None:
 
 def test_pinned_images_do_not_warn() -> None:
     values = stack([CPU], [team("a", 100, "bench-a")])
-    values["jobs"][0]["spec"]["image"] = "nvcr.io/nvidia/aiperf:0.8.0"
+    values["jobs"][0]["spec"]["image"] = "nvcr.io/nvidia/aiperf:0.13.0"
     assert new_warnings(values) == []
+
+
+def test_latest_operator_tag_warns_once() -> None:
+    values = stack([CPU], [team("a", 100, "bench-a")])
+    values["operator"] = {"image": {"tag": "latest"}}
+    assert new_warnings(values) == []
+    assert [w for w in planned(values).warnings if w.startswith("operator.image.tag")] == [
+        "operator.image.tag: 'latest' is not AIPerf 0.13.0 (operator.aiperfVersion), whose defaults and rules the "
+        "plan sizes and checks every job by; set aiperfVersion to the image's release, or drop image.tag to run the "
+        "release's own image"
+    ]
 
 
 # --------------------------------------------------------------------------- pins

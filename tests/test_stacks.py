@@ -8,6 +8,11 @@ import pytest
 
 from aiperf_kueue import installs, manifests, submit
 from tests.support import COMMITTED_STACKS, WARNING_FREE_STACKS, committed_run, plan_values
+from tests.test_sizing import DEFAULT_ENV
+
+
+def test_committed_stacks_include_dev_and_prod() -> None:
+    assert {"dev", "prod"} <= set(COMMITTED_STACKS)
 
 
 @pytest.mark.parametrize("stack", COMMITTED_STACKS)
@@ -123,9 +128,10 @@ def test_promised_defaults() -> None:
             "chart": "../aiperf/deploy/helm/aiperf-operator",
             "namespace": "aiperf-system",
             "releaseName": "aiperf-operator",
-            "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.8.0"},
+            "aiperfVersion": "0.13.0",
+            "image": {"repository": "nvcr.io/nvidia/aiperf"},
             "defaultQueue": "auto",
-            "sizing": {"preset": "newest", "controller": {}},
+            "sizing": {"controller": {}},
             "values": {},
             "protectCrds": True,
         },
@@ -138,32 +144,8 @@ def test_promised_defaults() -> None:
     cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, None)
     # Never {} (every namespace): only the namespaces this program labels for the queue.
     assert cq["spec"]["namespaceSelector"] == {"matchLabels": {"aiperf-kueue/cluster-queue": "team"}}
-    # Every sizing variable is set on the operator, from the newest upstream defaults.
-    assert installs.sizing_env(config) == {
-        "AIPERF_K8S_WORKER_POD_CPU": "150m",
-        "AIPERF_K8S_WORKER_POD_MEMORY": "4Gi",
-        "AIPERF_K8S_SYSTEM_CONTROLLER_CPU": "75m",
-        "AIPERF_K8S_SYSTEM_CONTROLLER_MEMORY": "192Mi",
-        "AIPERF_K8S_DATASET_MANAGER_CPU": "50m",
-        "AIPERF_K8S_DATASET_MANAGER_MEMORY": "256Mi",
-        "AIPERF_K8S_TIMING_MANAGER_CPU": "50m",
-        "AIPERF_K8S_TIMING_MANAGER_MEMORY": "192Mi",
-        "AIPERF_K8S_RECORDS_MANAGER_CPU": "75m",
-        "AIPERF_K8S_RECORDS_MANAGER_MEMORY": "256Mi",
-        "AIPERF_K8S_API_CPU": "75m",
-        "AIPERF_K8S_API_MEMORY": "256Mi",
-        "AIPERF_K8S_GPU_TELEMETRY_MANAGER_CPU": "25m",
-        "AIPERF_K8S_GPU_TELEMETRY_MANAGER_MEMORY": "192Mi",
-        "AIPERF_K8S_SERVER_METRICS_MANAGER_CPU": "25m",
-        "AIPERF_K8S_SERVER_METRICS_MANAGER_MEMORY": "192Mi",
-        "AIPERF_K8S_RESULTS_SIDECAR_CPU": "25m",
-        "AIPERF_K8S_RESULTS_SIDECAR_MEMORY": "192Mi",
-        "AIPERF_K8S_EVENT_BUS_PROXY_CPU": "50m",
-        "AIPERF_K8S_EVENT_BUS_PROXY_MEMORY": "64Mi",
-        "AIPERF_K8S_EVENT_BUS_SIDECAR_ENABLED": "true",
-        "AIPERF_K8S_RECORD_PROCESSOR_SCALE_FACTOR": "1",
-        "AIPERF_WORKER_DEFAULT_WORKERS_PER_POD": "10",
-    }
+    # Every setting that shapes a benchmark's pods is set on the operator: AIPerf 0.13.0's defaults.
+    assert installs.sizing_env(config) == DEFAULT_ENV
     assert installs.readiness_gate(config, plan.target) == {
         "namespace": "kueue-system",
         "deployment": "kueue-controller-manager",

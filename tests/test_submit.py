@@ -170,7 +170,7 @@ VERIFIED_FLAGS = {"-n", "--namespace", "--image", "--queue-name", "--priority-cl
 
 def test_prod_cli_arguments() -> None:
     assert committed_run("prod").outputs["aiperfCli"] == {
-        ns: f"aiperf kube profile --namespace {ns} --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name aiperf-queue "
+        ns: f"aiperf kube profile --namespace {ns} --image nvcr.io/nvidia/aiperf:0.13.0 --queue-name aiperf-queue "
         "--priority-class benchmark-low"
         for ns in ("bench-team-a", "bench-team-b", "ml-team-b", "bench-research")
     }
@@ -178,7 +178,7 @@ def test_prod_cli_arguments() -> None:
 
 def test_cli_arguments_use_only_verified_flags() -> None:
     args = submit.profile_args(
-        Namespace(name="bench"), OperatorConfig(default_priority_class="low"), "nvcr.io/nvidia/aiperf:0.8.0", None
+        Namespace(name="bench"), OperatorConfig(default_priority_class="low"), "nvcr.io/nvidia/aiperf:0.13.0", None
     )
     assert args[:3] == ["aiperf", "kube", "profile"]
     assert {a for a in args if a.startswith("-")} <= VERIFIED_FLAGS
@@ -186,12 +186,12 @@ def test_cli_arguments_use_only_verified_flags() -> None:
 
 def test_cli_arguments_follow_the_operators_defaults() -> None:
     ns = Namespace(name="bench", local_queue="lq", default_queue=True)
-    image = "nvcr.io/nvidia/aiperf:0.8.0"
+    image = "nvcr.io/nvidia/aiperf:0.13.0"
     assert submit.profile_command(ns, OperatorConfig(), image, None) == (
-        "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name lq"
+        "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.13.0 --queue-name lq"
     )
     assert submit.profile_command(ns, OperatorConfig(default_priority_class="low"), image, "default") == (
-        "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.8.0 --queue-name default "
+        "aiperf kube profile --namespace bench --image nvcr.io/nvidia/aiperf:0.13.0 --queue-name default "
         "--priority-class low"
     )
 

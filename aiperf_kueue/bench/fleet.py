@@ -71,23 +71,23 @@ def _job_spec(concurrency: int) -> dict[str, Any]:
     return {
         "resourceMode": "burstable",
         "benchmark": {
-            "models": "meta-llama/Llama-3.1-8B-Instruct",
+            "models": ["meta-llama/Llama-3.1-8B-Instruct"],
             "endpoint": {
                 "urls": ["http://llama.inference.svc:8000"],
                 "type": "chat",
                 "streaming": True,
-                "apiKey": "${OPENAI_API_KEY}",
+                "headers": {"X-Team": "perf"},
             },
             "datasets": [{"name": "main", "type": "synthetic"}],
             "phases": [
-                {"name": "warmup", "kind": "warmup", "concurrency": 8, "requests": 100},
-                {"name": "profiling", "kind": "profiling", "concurrency": concurrency, "requests": 2000},
+                {"name": "warmup", "type": "concurrency", "concurrency": 8, "requests": 100},
+                {"name": "profiling", "type": "concurrency", "concurrency": concurrency, "requests": 2000},
             ],
         },
         "podTemplate": {
             "env": [
                 {
-                    "name": "OPENAI_API_KEY",
+                    "name": "AIPERF_INJECTED_API_KEY",
                     "valueFrom": {"secretKeyRef": {"name": "llama-endpoint", "key": "api-key"}},
                 }
             ]
@@ -161,8 +161,7 @@ def fleet_values(size: FleetSize) -> dict[str, Any]:
         ],
         "operator": {
             "chart": "oci://ghcr.io/ai-dynamo/aiperf/charts/aiperf-operator",
-            "version": "0.8.0",
-            "image": {"repository": "nvcr.io/nvidia/aiperf", "tag": "0.8.0"},
+            "version": "0.13.0",
             "defaultPriorityClass": "benchmark-low",
         },
         "jobs": jobs,

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictStr, field_validator, model_validator
 
+from aiperf_kueue.aiperf_release import DEFAULT_VERSION, RELEASES
 from aiperf_kueue.config.base import DnsLabel, Flag, Model, Number, WholeNumber, dns_label
-from aiperf_kueue.config.jobs import OperatorSizing
+from aiperf_kueue.config.sizing import OperatorSizing
 from aiperf_kueue.kueue import READINESS_ATTEMPTS, READINESS_INTERVAL_SECONDS, READINESS_MAX_INTERVAL_SECONDS
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
 #: ``operator.defaultQueue`` meaning "the LocalQueue every benchmark namespace has".
 DEFAULT_QUEUE_AUTO = "auto"
+#: ``operator.aiperfVersion`` / ``operator.env`` of an external operator nobody declared.
+UNKNOWN = "unknown"
 
 
 class Readiness(Model):
@@ -161,25 +164,38 @@ class OperatorImage(Model):
     """The pinned AIPerf image: the operator's, and every AIPerfJob's default."""
 
     repository: str = "nvcr.io/nvidia/aiperf"
-    """Image repository (default ``nvcr.io/nvidia/aiperf``)."""
+    """Image repository (default ``nvcr.io/nvidia/aiperf``, where AIPerf publishes its releases)."""
 
-    tag: str = "0.8.0"
-    """Image tag (default ``0.8.0``, the chart's appVersion at the pinned commit). Pin it: pod
-    sizing defaults are baked into the image and differ between releases."""
+    tag: str | None = None
+    """Image tag (default: ``operator.aiperfVersion``, e.g. ``0.13.0``). The operator's defaults
+    and rules are the release's, so the tag must be that release's image."""
 
 
 class OperatorConfig(Model):
     """``aiperf-kueue:operator``: the AIPerf operator."""
 
     install: Flag = True
-    """Install the operator chart (default true). False: it is managed elsewhere, and its
-    ``AIPERF_K8S_*`` settings must match ``defaultQueue`` and ``sizing`` here; the benchmark
-    RBAC in each benchmark namespace is still declared (for ``releaseName``'s operator)."""
+    """Install the operator chart (default true). False: it is managed elsewhere; declare its
+    release in ``aiperfVersion`` and its env in ``env`` (each may be ``unknown``), and the plan
+    claims only what they imply. The benchmark RBAC in each benchmark namespace is still
+    declared (for ``releaseName``'s operator)."""
+
+    aiperf_version: StrictStr = DEFAULT_VERSION
+    """The AIPerf release of the operator (default ``0.13.0``, the first and only release with
+    the operator): its image, its sizing defaults and its rules, by which every job is sized and
+    checked. With ``install: false``, the external operator's release, or ``unknown``."""
+
+    env: dict[StrictStr, StrictStr] | StrictStr | None = None
+    """With ``install: false`` only: the external operator's ``AIPERF_*`` env as deployed
+    (``kubectl set env deploy/<operator> --list``), or ``unknown`` (default). Known, it decides
+    the default queue and the pod sizes the plan assumes; unknown, the plan says which of its
+    claims depend on it (``sizing`` may still declare its pod sizes). With ``install: true``
+    the program sets that env itself."""
 
     chart: str = "../aiperf/deploy/helm/aiperf-operator"
-    """The chart: a local path (a checkout of ai-dynamo/aiperf at a pinned commit; relative to
-    the project directory) or an ``oci://`` reference with ``version``. The chart is not
-    published to a registry (default ``../aiperf/deploy/helm/aiperf-operator``)."""
+    """The chart: a local path (a checkout of ai-dynamo/aiperf at the release's tag, ``v0.13.0``;
+    relative to the project directory) or an ``oci://`` reference with ``version``. The chart is
+    not published to a registry (default ``../aiperf/deploy/helm/aiperf-operator``)."""
 
     version: str | None = None
     """Chart version, for an ``oci://`` chart only."""
@@ -213,7 +229,7 @@ class OperatorConfig(Model):
 
     sizing: OperatorSizing = Field(default_factory=OperatorSizing)
     """Pod sizing the operator gives benchmark pods, set explicitly on its Deployment and
-    used by the admission proof (default preset ``newest``: worker pod 150m / 4Gi)."""
+    used by the admission proof (default: the release's, worker pod 3350m / 6Gi in 0.13.0)."""
 
     values: dict[str, Any] = Field(default_factory=dict)
     """Extra chart values, deep-merged last (default none)."""
@@ -249,3 +265,45 @@ class OperatorConfig(Model):
     @classmethod
     def _no_v(cls, value: str | None) -> str | None:
         return value.removeprefix("v") if value is not None else None
+
+    @field_validator("aiperf_version")
+    @classmethod
+    def _released(cls, value: str) -> str:
+        if value != UNKNOWN and value.removeprefix("v") not in RELEASES:
+            raise ValueError(
+                f"must be an AIPerf release this program models ({', '.join(RELEASES)}) or {UNKNOWN!r} for an "
+                f"external operator, got {value!r}"
+            )
+        return value.removeprefix("v")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str] | str | None) -> dict[str, str] | str | None:
+        if isinstance(value, str) and value != UNKNOWN:
+            raise ValueError(f"must be a mapping of variable to value, or {UNKNOWN!r}, got {value!r}")
+        return None if value == UNKNOWN else value
+
+    @model_validator(mode="after")
+    def _install_or_declare(self) -> OperatorConfig:
+        given = self.model_fields_set
+        if self.install:
+            if self.aiperf_version == UNKNOWN:
+                raise ValueError(f"aiperfVersion: {UNKNOWN!r} is only for an external operator (install: false)")
+            if "env" in given:
+                raise ValueError(
+                    "env: only with install: false (the external operator's env); with install: true the program "
+                    "sets the operator's env from defaultQueue, defaultPriorityClass and sizing"
+                )
+        elif "sizing" in given and isinstance(self.env, dict):
+            raise ValueError(
+                "sizing and env: with install: false the declared env is the external operator's sizing; give one of "
+                "them (env: {AIPERF_K8S_WORKER_POD_CPU: ..., ...})"
+            )
+        return self
+
+    @property
+    def image_tag(self) -> str:
+        """The image tag: ``image.tag``, else the release's version."""
+        if self.image.tag is not None:
+            return self.image.tag
+        return self.aiperf_version if self.aiperf_version != UNKNOWN else DEFAULT_VERSION

@@ -50,6 +50,16 @@ class Toleration(Model):
             raise ValueError("tolerationSeconds needs effect NoExecute")
         return self
 
+    def tolerates(self, taint: Taint) -> bool:
+        """``Toleration.ToleratesTaint`` of ``k8s.io/api/core/v1``: whether this tolerates ``taint``."""
+        if self.effect is not None and self.effect != taint.effect:
+            return False
+        if self.key is not None and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return (self.value or "") == (taint.value or "")
+
 
 class Taint(Model):
     """A taint the pool's nodes carry; Kueue checks that admitted pods tolerate it."""
@@ -62,6 +72,10 @@ class Taint(Model):
 
     effect: Effect
     """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute`` (required)."""
+
+    def kueue_text(self) -> str:
+        """The taint as Kueue prints it in ``untolerated taint {...} in flavor X`` (Go's ``%s`` of a Taint)."""
+        return f"{{{self.key} {self.value or ''} {self.effect} <nil>}}"
 
 
 class Pool(Model):
