@@ -66,12 +66,12 @@ def cluster_queue(cq: ClusterQueue, plan: QueuePlan, cohort_name: str | None) ->
         for res in plan.covered_resources:
             entry: dict[str, Any] = {
                 "name": res,
-                "nominalQuota": quantity.canonical(res, plan.nominal[cq.name][pool.name][res]),
+                "nominalQuota": quantity.manifest_quantity(res, plan.nominal[cq.name][pool.name][res]),
             }
             for key, limits in (("borrowingLimit", plan.borrowing), ("lendingLimit", plan.lending)):
                 amount = limits.get(cq.name, {}).get(pool.name, {}).get(res)
                 if amount is not None:
-                    entry[key] = quantity.canonical(res, amount)
+                    entry[key] = quantity.manifest_quantity(res, amount)
             resources.append(entry)
         flavors.append({"name": pool.name, "resources": resources})
     spec: dict[str, Any] = {}

@@ -102,15 +102,23 @@ def format_bytes(count: int) -> str:
     return format_decimal(Fraction(count))
 
 
+def manifest_quantity(resource: str, amount: Fraction) -> str:
+    """:func:`canonical` as a Kubernetes object carries it: always a string.
+
+    The API server hands every quantity back as a string (``16`` is stored and read as ``"16"``), and
+    pulumi-kubernetes compares what it sends with what it read: an integer would show as a change
+    (``"16" => 16``) on every preview, found by ``pulumi preview --expect-no-changes`` on a real cluster."""
+    return str(canonical(resource, amount))
+
+
 def canonical(resource: str, amount: Fraction) -> str | int:
     """Canonical form of ``amount`` of ``resource`` as the API server stores it.
 
     CPU is always a string; byte resources use :func:`format_bytes`; other amounts
     :func:`format_decimal`. A count whose canonical form is bare digits (GPUs and pods below
-    1000, or 1500) stays a plain integer, as this program has always written them: the CRD
-    field is int-or-string and the server reads an integer exactly as the digit string,
-    so the stored value is identical. Only counts that gain a suffix (``1000`` → ``"1k"``)
-    or a fraction (``"500m"``) become strings.
+    1000, or 1500) is a plain integer here, for the plan's tables; objects take
+    :func:`manifest_quantity`, always a string. Counts that gain a suffix (``1000`` → ``"1k"``)
+    or a fraction (``"500m"``) are strings either way.
     """
     if resource == "cpu":
         return format_decimal(amount)

@@ -45,7 +45,7 @@ def test_cluster_queue_inputs() -> None:
                             "resources": [
                                 {"name": "cpu", "nominalQuota": "47880m"},
                                 {"name": "memory", "nominalQuota": "190Gi"},
-                                {"name": "nvidia.com/gpu", "nominalQuota": 0},
+                                {"name": "nvidia.com/gpu", "nominalQuota": "0"},
                             ],
                         },
                         {
@@ -53,7 +53,7 @@ def test_cluster_queue_inputs() -> None:
                             "resources": [
                                 {"name": "cpu", "nominalQuota": "180500m"},
                                 {"name": "memory", "nominalQuota": "1805Gi"},
-                                {"name": "nvidia.com/gpu", "nominalQuota": 8},
+                                {"name": "nvidia.com/gpu", "nominalQuota": "8"},
                             ],
                         },
                         {
@@ -61,7 +61,7 @@ def test_cluster_queue_inputs() -> None:
                             "resources": [
                                 {"name": "cpu", "nominalQuota": "0"},
                                 {"name": "memory", "nominalQuota": "0"},
-                                {"name": "nvidia.com/gpu", "nominalQuota": 0, "borrowingLimit": 8},
+                                {"name": "nvidia.com/gpu", "nominalQuota": "0", "borrowingLimit": "8"},
                             ],
                         },
                     ],

@@ -146,7 +146,7 @@ def test_gpu_queues_only_keeps_the_gpu_pools_cpu_from_queues_without_gpus() -> N
         "resources": [
             {"name": "cpu", "nominalQuota": "0", "borrowingLimit": "0"},
             {"name": "memory", "nominalQuota": "0", "borrowingLimit": "0"},
-            {"name": "nvidia.com/gpu", "nominalQuota": 0},
+            {"name": "nvidia.com/gpu", "nominalQuota": "0"},
         ],
     }
     assert new_warnings(values) == []

@@ -108,12 +108,38 @@ class ChartControllers:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
             time.sleep(0.5)
 
+    def _pods(self, c: ChartController) -> list[dict[str, Any]]:
+        """The pods of ``c``'s Deployment (their ReplicaSets are named after it)."""
+        pods = (_get(self.cluster, "pods", "-n", c.namespace) or {}).get("items", [])
+        return [
+            p for p in pods
+            if (p["metadata"].get("ownerReferences") or [{}])[0].get("name", "").startswith(f"{c.deployment}-")
+        ]
+
+    def _stop_process(self, c: ChartController) -> None:
+        if c.process is not None:
+            c.process.stop()
+            self.cluster.processes.pop(f"chart-{c.name}", None)
+        c.process = None
+        c.serving_at = None
+
     def _step(self, c: ChartController) -> None:
+        pods = self._pods(c)
+        for pod in pods:
+            if pod["metadata"].get("deletionTimestamp"):
+                # The kubelet's part of a graceful delete: stop the container, then remove the pod for good.
+                self._stop_process(c)
+                self.cluster.kubectl(
+                    "delete", "pod", pod["metadata"]["name"], "-n", c.namespace, "--grace-period=0", "--force",
+                    "--wait=false", check=False,
+                )
+        deployment = _get(self.cluster, "deployment", c.deployment, "-n", c.namespace)
+        if deployment is None or deployment["metadata"].get("deletionTimestamp"):
+            # Uninstalled (pulumi destroy): the controller goes with its pods.
+            self._stop_process(c)
+            return
         if c.process is None:
             if self.delay_start is not None and not self.delay_start.is_set():
-                return
-            deployment = _get(self.cluster, "deployment", c.deployment, "-n", c.namespace)
-            if deployment is None:
                 return
             self._start(c, deployment)
             return
@@ -132,17 +158,16 @@ class ChartControllers:
         if c.serving_at is None and self._serving(c):
             c.serving_at = time.monotonic()
         if c.serving_at is not None:
-            for pod in (_get(self.cluster, "pods", "-n", c.namespace) or {}).get("items", []):
-                owner = (pod["metadata"].get("ownerReferences") or [{}])[0].get("name", "")
+            for pod in pods:
                 ready = [x for x in (pod.get("status") or {}).get("conditions", []) if x["type"] == "Ready"]
-                if owner.startswith(c.deployment) and not (ready and ready[0]["status"] == "True"):
+                if not pod["metadata"].get("deletionTimestamp") and not (ready and ready[0]["status"] == "True"):
                     _run_pod(self.cluster, c.namespace, pod)
 
-    def _service(self, namespace: str, suffix: str) -> dict[str, Any]:
+    def _service(self, namespace: str, suffix: str) -> dict[str, Any] | None:
         for svc in (_get(self.cluster, "services", "-n", namespace) or {}).get("items", []):
             if svc["metadata"]["name"].endswith(suffix):
                 return svc
-        raise RuntimeError(f"no Service *{suffix} in {namespace} yet")
+        return None
 
     def _start(self, c: ChartController, deployment: Mapping[str, Any]) -> None:
         volumes = deployment["spec"]["template"]["spec"].get("volumes") or []
@@ -152,6 +177,9 @@ class ChartControllers:
             return
         config = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
         webhook = self._service(c.namespace, "-webhook-service")
+        visibility = self._service(c.namespace, "-visibility-server") if c.name == "kueue" else {}
+        if webhook is None or visibility is None:
+            return  # the chart's Services are not created yet: the pod would not start either
         c.cert_dir = JOBSET_CERT_DIR if c.name == "jobset" else self.cluster.dir / f"chart-{c.name}-certs"
         c.cert_dir.mkdir(parents=True, exist_ok=True)
         port = webhook["spec"]["ports"][0]["port"]
@@ -164,7 +192,7 @@ class ChartControllers:
         c.secret = internal.get("webhookSecretName") or f"{c.name}-webhook-server-cert"
         args = [self.cluster.bin[c.binary], f"--kubeconfig={self.cluster.kubeconfig}"]
         if c.name == "kueue":
-            visibility = self._service(c.namespace, "-visibility-server")
+            assert visibility
             config["visibilityServer"] = {
                 "bindAddress": visibility["spec"]["clusterIP"],
                 "bindPort": visibility["spec"]["ports"][0]["port"],

@@ -83,6 +83,10 @@ class Engine:
         work = self.dir / "projects" / stack
         (work / "stacks").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / "Pulumi.yaml", work / "Pulumi.yaml")
+        # Pulumi.yaml names ./venv (runtime options): the CLI's own commands (destroy, the dynamic provider's
+        # launcher) look for it in the project directory, where `pulumi install` puts it for users.
+        if not (work / "venv").exists():
+            (work / "venv").symlink_to(ROOT / "venv")
         stack_file = work / "stacks" / f"Pulumi.{stack}.yaml"
         existing = yaml.safe_load(stack_file.read_text()) if stack_file.exists() else {}
         document = {**(existing or {}), "config": dict(config)}
