@@ -34,7 +34,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     # --- numbers and quantities
     "pool-gpus-negative": ("aiperf-kueue:inventory.pools[1].gpus: must be >= 0, got -8",),
     "pool-nodes-zero": ("aiperf-kueue:inventory.pools[0].nodes: must be >= 1, got 0",),
-    "pool-nodes-not-a-number": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number, got 'four'",),
+    "pool-nodes-not-a-number": (
+        "aiperf-kueue:inventory.pools[0].nodes: must be a whole number (e.g. nodes: 8), got 'four'",
+    ),
     "pool-cpu-not-a-quantity": (
         "aiperf-kueue:inventory.pools[0].cpu: "
         'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got \'lots\'',
@@ -61,15 +63,17 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     # --- unknown keys
     "unknown-config-key-typo": (
         # The allowed keys are generated from StackConfig and grow with it.
-        ("inventroy", "unknown config key; allowed keys: kueue, inventory, queues, "),
+        ("inventroy", "unknown config key (did you mean 'inventory'?); allowed keys: kueue, inventory, queues, "),
         "aiperf-kueue:inventory: required, but not set",
     ),
     "unknown-pool-field": (
-        "aiperf-kueue:inventory.pools[1].gpu: unknown key 'gpu'; allowed: name, nodes, cpu, memory, gpus, "
+        "aiperf-kueue:inventory.pools[1].gpu: unknown key 'gpu' (did you mean 'gpus'?); allowed: name, nodes, "
+        "cpu, memory, gpus, "
         "gpuResource, extraResources, nodeLabels, tolerations, nodeTaints",
     ),
     "unknown-cluster-queue-field": (
-        "aiperf-kueue:queues.clusterQueues[0].borrowLimit: unknown key 'borrowLimit'; allowed: name, share, "
+        "aiperf-kueue:queues.clusterQueues[0].borrowLimit: unknown key 'borrowLimit' (did you mean "
+        "'borrowingLimit'?); allowed: name, share, "
         "nominalQuota, borrowingLimit, lendingLimit, preemption, queueingStrategy, flavorFungibility, "
         "fairSharing, stopPolicy, namespaces",
     ),
@@ -80,7 +84,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "missing-cluster-queue-name": ("aiperf-kueue:queues.clusterQueues[1].name: required, but not set",),
     "taint-missing-effect": ("aiperf-kueue:inventory.pools[1].nodeTaints[0].effect: required, but not set",),
     # --- wrong types
-    "pools-as-mapping": (("inventory.pools", "must be a list, got {'cpu': {"),),
+    "pools-as-mapping": (
+        "aiperf-kueue:inventory.pools: must be a list, got {cpu: {cpu: '16', memory: '64Gi', nodes: 2}}",
+    ),
     "namespace-create-not-bool": (
         "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'maybe'",
     ),
@@ -88,11 +94,12 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, got 'half'",
     ),
     # Strict: a bool is not a number, a string is not a bool.
-    "pool-gpus-true": ("aiperf-kueue:inventory.pools[1].gpus: must be a whole number, got True",),
-    "pool-nodes-true": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number, got True",),
-    "priority-value-true": ("aiperf-kueue:priorityClasses[0].value: must be a whole number, got True",),
+    "pool-gpus-true": ("aiperf-kueue:inventory.pools[1].gpus: must be a whole number (e.g. gpus: 8), got true",),
+    "pool-nodes-true": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number (e.g. nodes: 8), got true",),
+    "priority-value-true": ("aiperf-kueue:priorityClasses[0].value: must be a whole number (e.g. value: 8), got true",),
     "namespace-create-string-no": (
-        "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'no'",
+        "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'no' (YAML "
+        "1.2, which Pulumi reads, has only true and false)",
     ),
     # --- names
     "pool-name-uppercase": (f"aiperf-kueue:inventory.pools[1].name: {DNS_LABEL}, got 'GPU-H100'",),

@@ -67,20 +67,32 @@ THRESHOLD = ("queues", "clusterQueues", 0, "preemption", "borrowWithinCohort", "
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        ((*POOL, "gpus"), True, "must be a whole number, got True"),
-        ((*POOL, "gpus"), 8.0, "must be a whole number, got 8.0"),
-        ((*POOL, "gpus"), "8", "must be a whole number, got '8'"),
-        ((*POOL, "nodes"), True, "must be a whole number, got True"),
-        ((*POOL, "nodes"), False, "must be a whole number, got False"),
-        (("priorityClasses", 0, "value"), True, "must be a whole number, got True"),
-        ((*TOLERATION, "tolerationSeconds"), True, "must be a whole number, got True"),
-        (THRESHOLD, True, "must be a whole number, got True"),
+        ((*POOL, "gpus"), True, "must be a whole number (e.g. gpus: 8), got true"),
+        ((*POOL, "gpus"), 8.0, "must be a whole number (e.g. gpus: 8), got 8.0"),
+        ((*POOL, "gpus"), "8", "must be a whole number (e.g. gpus: 8), got '8', text because of its quotes"),
+        ((*POOL, "nodes"), True, "must be a whole number (e.g. nodes: 8), got true"),
+        ((*POOL, "nodes"), False, "must be a whole number (e.g. nodes: 8), got false"),
+        (("priorityClasses", 0, "value"), True, "must be a whole number (e.g. value: 8), got true"),
+        ((*TOLERATION, "tolerationSeconds"), True, "must be a whole number (e.g. tolerationSeconds: 8), got true"),
+        (THRESHOLD, True, "must be a whole number (e.g. maxPriorityThreshold: 8), got true"),
         (THRESHOLD, 2**31, "must be <= 2147483647, got 2147483648"),
         (THRESHOLD, -(2**31) - 1, "must be >= -2147483648, got -2147483649"),
-        ((*NAMESPACE, "create"), "no", "must be true or false, got 'no'"),
+        (
+            (*NAMESPACE, "create"),
+            "no",
+            "must be true or false, got 'no' (YAML 1.2, which Pulumi reads, has only true and false)",
+        ),
         ((*NAMESPACE, "create"), 0, "must be true or false, got 0"),
-        ((*NAMESPACE, "defaultQueue"), "yes", "must be true or false, got 'yes'"),
-        ((*NAMESPACE, "defaultQueueAnnotation"), "false", "must be true or false, got 'false'"),
+        (
+            (*NAMESPACE, "defaultQueue"),
+            "yes",
+            "must be true or false, got 'yes' (YAML 1.2, which Pulumi reads, has only true and false)",
+        ),
+        (
+            (*NAMESPACE, "defaultQueueAnnotation"),
+            "false",
+            "must be true or false, got 'false', text because of its quotes",
+        ),
         ((*NAMESPACE, "retainOnDelete"), 1, "must be true or false, got 1"),
     ],
 )
@@ -192,19 +204,30 @@ def test_a_label_key_with_a_newline_is_one_problem_line() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        (("kueue", "protect"), "no", "aiperf-kueue:kueue.protect: must be true or false, got 'no'"),
+        (
+            ("kueue", "protect"),
+            "no",
+            "aiperf-kueue:kueue.protect: must be true or false, got 'no' (YAML 1.2, "
+            "which Pulumi reads, has only true and false)",
+        ),
         (
             ("kueue", "readiness", "attempts"),
             "3",
-            "aiperf-kueue:kueue.readiness.attempts: must be a whole number, got '3'",
+            "aiperf-kueue:kueue.readiness.attempts: must be a whole number (e.g. attempts: 8), got '3', text "
+            "because of its quotes",
         ),
         (
             ("kueue", "readiness", "intervalSeconds"),
             True,
-            "aiperf-kueue:kueue.readiness.intervalSeconds: must be a number, got True",
+            "aiperf-kueue:kueue.readiness.intervalSeconds: must be a number, got true",
         ),
         (("jobset", "install"), 1, "aiperf-kueue:jobset.install: must be true or false, got 1"),
-        (("operator", "protectCrds"), "yes", "aiperf-kueue:operator.protectCrds: must be true or false, got 'yes'"),
+        (
+            ("operator", "protectCrds"),
+            "yes",
+            "aiperf-kueue:operator.protectCrds: must be true or false, got "
+            "'yes' (YAML 1.2, which Pulumi reads, has only true and false)",
+        ),
     ],
 )
 def test_install_settings_take_their_own_type(path: tuple[str, ...], value: Any, expected: str) -> None:

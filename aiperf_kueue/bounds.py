@@ -1,0 +1,96 @@
+"""Bounds on config values, checked before they are validated or planned.
+
+The same check runs on values read from a stack file (``plan``) and on the values the Pulumi
+engine hands the program (``pulumi up``): nesting, string and key length, integer range, finite
+numbers, and the size of each entry that becomes one Kubernetes object. See
+:mod:`aiperf_kueue.limits` for each limit and why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from aiperf_kueue import limits
+from aiperf_kueue.display import show
+from aiperf_kueue.errors import Problem, key_path
+
+Path = tuple[str | int, ...]
+
+#: Config entries that each become one Kubernetes object (or one Helm release's values).
+_OBJECTS: tuple[tuple[str, ...], ...] = (
+    ("jobs", "*"),
+    ("sweeps", "*"),
+    ("kueue", "values"),
+    ("jobset", "values"),
+    ("operator", "values"),
+)
+
+
+def bounds_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """One problem per value past a bound (at most ``limits.MAX_PROBLEMS``)."""
+    problems: list[Problem] = []
+    for path, message in _walk(values, (), 0):
+        problems.append(Problem(key_path(*path), message))
+        if len(problems) >= limits.MAX_PROBLEMS:
+            return problems
+    if problems:
+        return problems
+    for path, entry in _objects(values):
+        size = len(json.dumps(entry, ensure_ascii=False, default=str).encode())
+        if size > limits.MAX_OBJECT_BYTES:
+            problems.append(
+                Problem(
+                    key_path(*path),
+                    f"{size:,} bytes of JSON, more than the {limits.MAX_OBJECT_BYTES:,} one object may take "
+                    "(etcd refuses objects over 1.5 MiB)",
+                )
+            )
+    return problems
+
+
+def _walk(value: Any, path: Path, depth: int) -> Iterator[tuple[Path, str]]:
+    if depth > limits.MAX_DEPTH:
+        yield path, f"nested more than {limits.MAX_DEPTH} levels deep"
+        return
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int):
+        # Worded as an int64 field's own bound: beyond it, no Kubernetes field can store the number.
+        if value > limits.INT64_MAX:
+            yield path, f"must be <= {limits.INT64_MAX}, got {show(value)}"
+        elif value < limits.INT64_MIN:
+            yield path, f"must be >= {limits.INT64_MIN}, got {show(value)}"
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            yield path, f"{show(value)} is not a number JSON (and so Kubernetes) can hold"
+    elif isinstance(value, str):
+        if len(value) > limits.MAX_STRING:
+            yield path, f"a string of {len(value):,} characters, more than the {limits.MAX_STRING:,} allowed"
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                yield (*path, str(k)), f"a mapping key must be text, got {show(k)}"
+            elif len(k) > limits.MAX_KEY:
+                yield (*path, k), f"a mapping key of {len(k):,} characters, more than the {limits.MAX_KEY:,} allowed"
+            else:
+                yield from _walk(v, (*path, k), depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _walk(v, (*path, i), depth + 1)
+
+
+def _objects(values: Mapping[str, Any]) -> Iterator[tuple[Path, Any]]:
+    for pattern in _OBJECTS:
+        found: list[tuple[Path, Any]] = [((), values)]
+        for part in pattern:
+            step: list[tuple[Path, Any]] = []
+            for path, node in found:
+                if part == "*" and isinstance(node, list):
+                    step += [((*path, i), v) for i, v in enumerate(node)]
+                elif isinstance(node, Mapping) and part in node:
+                    step.append(((*path, part), node[part]))
+            found = step
+        yield from found
