@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 #: Characters of a value shown before it is cut.
-SHOWN = 60
+SHOWN = 80
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", '"': '\\"'}
 

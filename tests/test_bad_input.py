@@ -46,7 +46,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "aiperf-kueue:inventory.pools[0]: pool 'cpu' has no CPU or memory left after headroom",
     ),
     "headroom-100": ("aiperf-kueue:inventory.headroom: must be < 100, got 100",),
-    "headroom-negative": ("aiperf-kueue:inventory.headroom: must be >= 0, got -1",),
+    "headroom-negative": (
+        'aiperf-kueue:inventory.headroom: must be a percentage from 0 to 100, such as 25, 12.5 or "12.5%", got -1',
+    ),
     "priority-value-out-of-int32": ("aiperf-kueue:priorityClasses[0].value: must be <= 2147483647, got 2147483648",),
     "max-priority-threshold-out-of-int32": (
         "aiperf-kueue:queues.clusterQueues[0].preemption.borrowWithinCohort.maxPriorityThreshold: "
@@ -91,7 +93,8 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'maybe'",
     ),
     "share-not-a-number": (
-        "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, got 'half'",
+        "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, such as 25, 12.5 or "
+        "\"12.5%\", got 'half'",
     ),
     # Strict: a bool is not a number, a string is not a bool.
     "pool-gpus-true": ("aiperf-kueue:inventory.pools[1].gpus: must be a whole number (e.g. gpus: 8), got true",),
@@ -114,7 +117,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "priority-class-name-underscore": (f"aiperf-kueue:priorityClasses[0].name: {DNS_LABEL}, got 'benchmark_high'",),
     "cohort-name-uppercase": (f"aiperf-kueue:queues.cohort: {DNS_LABEL}, got 'Benchmarks'",),
     "namespace-name-trailing-newline": (
-        f"aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: {DNS_LABEL}, got 'aiperf-benchmarks\\n'",
+        f'aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: {DNS_LABEL}, got "aiperf-benchmarks\\n"',
     ),
     "node-label-value-invalid": (
         "aiperf-kueue:inventory.pools[0].nodeLabels.node-pool: "
@@ -127,7 +130,10 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "share-and-nominal-quota-neither": (
         "aiperf-kueue:queues.clusterQueues[1]: set exactly one of share and nominalQuota; neither is set",
     ),
-    "share-120": ("aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, got 120",),
+    "share-120": (
+        "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, such as 25, 12.5 or "
+        '"12.5%", got 120',
+    ),
     "share-unknown-pool": (
         "aiperf-kueue:queues.clusterQueues[1].share.gpu-h200: unknown pool 'gpu-h200'; pools: cpu, gpu",
     ),

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from aiperf_kueue.config.base import dns_label, label_value, qualified_name
+from aiperf_kueue.display import quoted
 from aiperf_kueue.errors import ConfigError, key_path
 from aiperf_kueue.loader import parse_config
 
@@ -151,7 +152,7 @@ def test_dns_labels_must_match_in_full(name: str) -> None:
         dns_label(name)
     assert problems((*NAMESPACE, "name"), name) == [
         f"test.yaml: aiperf-kueue:{key_path(*NAMESPACE, 'name')}: must be a DNS-1123 label (lower-case letters, "
-        f"digits and '-', starting and ending with a letter or digit), got {name!r}"
+        f"digits and '-', starting and ending with a letter or digit), got {quoted(name)}"
     ]
 
 
@@ -172,7 +173,7 @@ QUALIFIED = "must be a qualified name ([prefix/]name, name at most 63 characters
 def test_qualified_names_must_match_in_full(key: str, message: str) -> None:
     with pytest.raises(ValueError) as err:
         qualified_name(key)
-    assert str(err.value) == f"{message}, got {key!r}"
+    assert str(err.value) == f"{message}, got {quoted(key)}"
 
 
 @pytest.mark.parametrize("key", ["node-pool", "example.com/gpu", "nvidia.com/gpu", "A_b.c"])
@@ -197,7 +198,7 @@ def test_a_label_key_with_a_newline_is_one_problem_line() -> None:
     assert "\n" not in line
     assert line.startswith('test.yaml: aiperf-kueue:inventory.pools[1].nodeLabels["pool\\n"]')
     assert line.endswith(
-        "must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), got 'pool\\n'"
+        'must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), got "pool\\n"'
     )
 
 
