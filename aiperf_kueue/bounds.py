@@ -94,3 +94,17 @@ def _objects(values: Mapping[str, Any]) -> Iterator[tuple[Path, Any]]:
                     step.append(((*path, part), node[part]))
             found = step
         yield from found
+
+
+def argument_problem(value: str) -> str | None:
+    """What keeps a command-line argument (a stack name, a path, ``REV:STACK``) from being used:
+    too long for the file system, or holding a NUL or a control character; ``None`` if fine."""
+    if len(value) > limits.MAX_ARGUMENT:
+        return f"an argument of {len(value):,} characters, more than the {limits.MAX_ARGUMENT:,} allowed"
+    if any(ch in value for ch in "\x00\n\r"):
+        return "an argument must not hold a NUL or line break"
+    for part in value.split("/"):
+        size = len(part.encode("utf-8", "surrogateescape"))
+        if size > limits.MAX_PATH_COMPONENT:
+            return f"a path component of {size:,} bytes, more than the {limits.MAX_PATH_COMPONENT} a file name may have"
+    return None

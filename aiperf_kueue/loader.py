@@ -304,3 +304,31 @@ def _unwrap(annotation: Any) -> Any:
                 annotation = models[0]
                 continue
         return annotation
+
+
+#: A Pulumi stack name (``tokens.ParseStackName``): at most 100 of these characters.
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def stack_name_problem(name: str) -> str | None:
+    """Why ``name`` (taken from a stack file's name) is not a Pulumi stack name, or ``None``."""
+    if _STACK_NAME.fullmatch(name):
+        return None
+    if not name:
+        return "the stack name (the file name without 'Pulumi.' and '.yaml') is empty"
+    if len(name) > 100:
+        return f"the stack name is {len(name)} characters; Pulumi allows at most 100"
+    bad = next(ch for ch in name if not re.fullmatch(r"[A-Za-z0-9_.-]", ch))
+    return (
+        f"{show(name)} is not a Pulumi stack name: it may only contain letters, digits, '-', '_' and '.', "
+        f"not {show(bad)}"
+    )
+
+
+def missing_stack_problem(stack: str, path: Path, stacks_dir: Path) -> Problem | None:
+    """For a stack given by name whose file does not exist: the stacks that do."""
+    if path.exists() or Path(stack).suffix in (".yaml", ".yml") or "/" in stack:
+        return None
+    names = sorted(stack_name_of(p) for p in stacks_dir.glob("Pulumi.*.yaml"))
+    there = f"stacks in {stacks_dir}/: {', '.join(names)}" if names else f"no stacks in {stacks_dir}/"
+    return Problem("", f"no stack {show(stack)}{did_you_mean(stack, names)}; {there}")

@@ -11,12 +11,15 @@ import atexit
 import json
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from aiperf_kueue import installs
+from aiperf_kueue.bounds import argument_problem
+from aiperf_kueue.display import cut, escape
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
+from aiperf_kueue.loader import missing_stack_problem, read_stack, stack_file_for, stack_name_of, stack_name_problem
 from aiperf_kueue.stack_plan import plan_values
 from offline import diff, markdown, report, sources, submissions
 from offline.engine import ROOT, close_worker_loops, run_program
@@ -50,6 +53,9 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
     then run the program under the recording engine; writes nothing. :class:`ConfigError` if invalid."""
     source = source if source is not None else str(path)
     try:
+        bad_name = stack_name_problem(stack_name_of(path))
+        if bad_name:
+            raise ConfigError(source, [Problem("", bad_name)])
         stack = read_stack(path)
         values, secret_keys = stack.values, stack.secret_keys
         # Keeps a bad stack from registering anything; the program reuses it.
@@ -140,6 +146,9 @@ def plan(stack: str, out: Path | None, output_format: str = "text") -> int:
     (console text, or with ``output_format="markdown"`` the report ``diff`` writes)."""
     path = stack_file_for(stack, _stacks_dir())
     try:
+        missing = missing_stack_problem(stack, path, _stacks_dir())
+        if missing:
+            raise ConfigError(str(path), [missing])
         if out is not None and out.exists() and not out.is_dir():
             raise ConfigError(str(out), [Problem("", "--out is a file: plan writes a directory of files")])
         result = compute_plan(path)
@@ -242,7 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     diff_parser.add_argument("head", metavar="HEAD", help=side_help)
     diff_parser.add_argument("--out", type=Path, default=None, help="write the report to FILE instead of stdout")
     diff_parser.add_argument("--exit-code", action="store_true", help="exit 3 when there are changes")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     args = parser.parse_args(argv)
+    given = [(name, getattr(args, name)) for name in ("stack", "base", "head", "out") if getattr(args, name, None)]
+    bad = [(str(value), argument_problem(str(value))) for name, value in given]
+    if any(problem for _, problem in bad):
+        for value, problem in bad:
+            if problem:
+                print(f"{cut(escape(value))}: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
     try:
@@ -252,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         print(f"aiperf-kueue: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _version() -> str:
+    try:
+        return metadata.version("aiperf-kueue")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import yaml
 
 from aiperf_kueue import secrets
 from offline.cli import main
-from tests.support import OPERATOR_CHART_NOTE, ROOT
+from tests.support import COMMITTED_STACKS, OPERATOR_CHART_NOTE, ROOT
 
 DEV_PLAN = {
     "stack": "dev",
@@ -171,7 +171,7 @@ def test_secure_values_never_reach_output(tmp_path: Path, capsys: pytest.Capture
 def test_missing_stack_is_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "nope", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("stacks/Pulumi.nope.yaml: cannot read stack file") or "Pulumi.nope.yaml" in err
+    assert err == f"stacks/Pulumi.nope.yaml: no stack 'nope'; stacks in stacks/: {', '.join(COMMITTED_STACKS)}\n"
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
 

@@ -23,7 +23,7 @@ from offline.diff import (
     replace_triggers,
     resource_key,
 )
-from tests.support import ROOT
+from tests.support import COMMITTED_STACKS, ROOT
 
 DIFF_STACKS = ROOT / "tests" / "diff_stacks"
 PROD_FILE = ROOT / "stacks" / "Pulumi.prod.yaml"
@@ -407,7 +407,7 @@ def test_missing_stack_and_invalid_head_exit_2_like_plan(tmp_path: Path, capsys:
     printed = capsys.readouterr()
     assert printed.out == ""
     assert printed.err.splitlines() == [
-        "stacks/Pulumi.nope.yaml: cannot read stack file: No such file or directory",
+        f"stacks/Pulumi.nope.yaml: no stack 'nope'; stacks in stacks/: {', '.join(COMMITTED_STACKS)}",
         f"{bad}: aiperf-kueue:inventory.pools[0].nodes: must be >= 1, got 0",
         f"{empty}: no resources.json here: expected a 'plan --out' directory or a stack",
     ]
@@ -444,7 +444,7 @@ def test_plan_directories_of_the_wrong_shape_are_exit_2(tmp_path: Path, capsys: 
         f"{cases[2]}/resources.json: [0].replaceOnChanges: not a property path: 'spec..x'",
         f"{cases[3]}/plan.json: warnings: must be a list of strings, got 'w'",
         f"{cases[3]}/plan.json: quotas: must be {{ClusterQueue: {{flavor: {{resource: quantity}}}}}}, "
-        "got {'cq': ['8']}",
+        "got {cq: ['8']}",
     ]
 
 

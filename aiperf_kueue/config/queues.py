@@ -111,8 +111,9 @@ class ClusterQueue(Model):
 
     share: Decimal | dict[str, Decimal] | None = None
     """Percent of each pool's total, one number for every pool (``25``) or a map
-    ``{pool: percent}`` (absent pools: 0); each written ``25``, ``12.5`` or ``"12.5%"``. Per pool the shares may not exceed 100; a sum
-    within 1e-9 of 100 counts as 100 and hands out the whole pool (YAML reads
+    ``{pool: percent}`` (absent pools: 0); each written ``25``, ``12.5`` or ``"12.5%"``. Per
+    pool the shares may not exceed 100; a sum within 1e-9 of 100 counts as 100 and hands out
+    the whole pool (YAML reads
     ``33.333333333333333`` as a float, and three of them add up to 100.000000000000008).
     Exactly one of ``share`` and ``nominalQuota`` is required."""
 
