@@ -29,6 +29,7 @@ import binascii
 import json
 import math
 from collections.abc import Iterator
+from decimal import Decimal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ class _StopError(Exception):
 
 
 class _Node:
-    __slots__ = ("anchor", "items", "kind", "line", "plain", "tag", "target", "value")
+    __slots__ = ("anchor", "flow", "items", "kind", "line", "plain", "tag", "target", "value")
 
     def __init__(self, kind: str, tag: str, line: int, value: str = "", plain: bool = False) -> None:
         self.kind = kind  # "scalar", "map", "seq" or "alias"
@@ -83,6 +84,7 @@ class _Node:
         self.items: list[_Node] = []  # map: key, value, key, value...; seq: the items
         self.target: _Node | None = None  # what an alias refers to
         self.anchor = ""
+        self.flow = False  # a collection written in flow style ([ ], { })
 
 
 @dataclass
@@ -157,8 +159,16 @@ class _Reader:
             elif isinstance(event, yaml.ScalarEvent):
                 node = _Node("scalar", event.tag or "", line, event.value, plain=not event.style)
                 self._check_scalar(node, stack)
+                if node.plain and "?" in node.value and any(open_node.flow for open_node in stack):
+                    # libyaml reads [a?b] as one value; yaml.v3 (Pulumi) ends the value at '?' and fails.
+                    raise self.stop(
+                        _open_path(stack),
+                        f"line {line}: {quoted(node.value)}: a '?' inside an unquoted value in [ ] or {{ }} is an "
+                        "error to Pulumi's YAML reader; quote the value",
+                    )
             else:
                 node = _Node("map" if isinstance(event, yaml.MappingStartEvent) else "seq", event.tag or "", line)
+                node.flow = bool(event.flow_style)
             anchor = getattr(event, "anchor", None)
             if anchor and node.kind != "alias":
                 node.anchor = anchor
@@ -217,11 +227,12 @@ class _Reader:
         return self.mapping(node, path, depth, into)
 
     def scalar(self, node: _Node, path: DocPath) -> Any:
-        tag = go_yaml.short_tag(node.tag)
-        if tag == go_yaml.STR or (tag in ("", "!") and not node.plain):
+        # yaml.v3's parser treats the non-specific tag "!" as no tag at all.
+        tag = "" if node.tag == "!" else go_yaml.short_tag(node.tag)
+        if tag == go_yaml.STR or (tag == "" and not node.plain):
             return node.value
         try:
-            rtag, value = go_yaml.resolve(node.tag, node.value)
+            rtag, value = go_yaml.resolve(tag, node.value)
         except go_yaml.ResolveError as exc:
             self.problem(path, f"line {node.line}: {exc} (Pulumi refuses it too)")
             return node.value
@@ -234,7 +245,7 @@ class _Reader:
                 f'("{node.value[:10]} 00:00:00 +0000 UTC" for a date); quote it to mean the text: "{node.value}"',
             )
             return node.value
-        if tag not in ("", "!") and tag not in (go_yaml.STR, go_yaml.INT, go_yaml.FLOAT, go_yaml.BOOL, go_yaml.NULL):
+        if tag not in ("", go_yaml.STR, go_yaml.INT, go_yaml.FLOAT, go_yaml.BOOL, go_yaml.NULL):
             self.problem(
                 path,
                 f"line {node.line}: tag {quoted(node.tag)} is not supported: Pulumi ignores it and reads the text "
@@ -477,7 +488,11 @@ def _as_received(value: Any) -> Any:
     if isinstance(value, int):
         return value if limits.INT64_MIN <= value <= limits.INT64_MAX else _as_received(float(value))
     if isinstance(value, float):
-        return int(value) if value == int(value) and abs(value) < 1e21 else value
+        # Go writes an integral float below 1e21 as its shortest digits padded with zeros
+        # (2**64 as 18446744073709552000), which the program reads back as an integer.
+        if math.isfinite(value) and value == int(value) and abs(value) < 1e21:
+            return int(Decimal(repr(value)))
+        return value
     if isinstance(value, dict):
         if len(value) == 1 and isinstance(value.get("secure"), str):
             return Secure(value["secure"])
