@@ -1,11 +1,12 @@
 # `make plan`: set everything up, then plan the dev stack offline.
 # `make test`: set everything up, then lint, type-check and run the tests.
 # `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
+# `make fuzz`: the hostile-input fuzzer at 10,000 cases (FUZZ_CASES=...; about 15 minutes on 2 cores).
 PYTHON ?= python3
 VENV ?= venv
 BIN := $(VENV)/bin
 
-.PHONY: setup plan test lint bench clean
+.PHONY: setup plan test lint bench fuzz clean
 
 setup: $(VENV)/.installed
 
@@ -28,6 +29,10 @@ test: lint
 
 bench: setup
 	$(BIN)/python -m bench
+
+FUZZ_CASES ?= 10000
+fuzz: setup
+	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -29,8 +29,8 @@ import binascii
 import json
 import math
 from collections.abc import Iterator
-from decimal import Decimal
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 

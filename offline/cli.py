@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from aiperf_kueue import installs
 from aiperf_kueue.bounds import argument_problem
@@ -228,9 +228,16 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str]) -> diff.Plan:
     return _as_plan(compute_plan(side.path, side.source), side.label)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (exit 2) like every other problem."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INVALID, f"{self.prog}: {escape(message)}; see {self.prog} --help\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
-    parser = argparse.ArgumentParser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     plan_parser = sub.add_parser(
         "plan", help="plan a stack offline and write manifests.yaml, resources.json, plan.json"

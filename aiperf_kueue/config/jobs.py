@@ -42,6 +42,7 @@ from pydantic.alias_generators import to_camel
 
 from aiperf_kueue import quantity
 from aiperf_kueue.config.base import DnsLabel, Model, Quantity, dns_label
+from aiperf_kueue.display import show
 from aiperf_kueue.errors import ConfigError, Problem, key_path
 
 #: AIPerf job ids (= AIPerfJob names) are DNS labels of at most this many characters
@@ -93,20 +94,20 @@ def job_name(value: str) -> str:
     dns_label(value)
     if len(value) > JOB_NAME_MAX:
         raise ValueError(
-            f"must be at most {JOB_NAME_MAX} characters (AIPerf job-id limit), got {len(value)} ({value!r})"
+            f"must be at most {JOB_NAME_MAX} characters (AIPerf job-id limit), got {len(value)} ({show(value)})"
         )
     return value
 
 
 def _number(value: Any) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"must be a number, got {value!r}")
+        raise ValueError(f"must be a number, got {show(value)}")
     return value
 
 
 def _int_or_string(value: Any) -> int | str:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"must be an integer or a string, got {value!r}")
+        raise ValueError(f"must be an integer or a string, got {show(value)}")
     return value
 
 
@@ -115,7 +116,7 @@ def _urls(value: Any) -> str | list[str]:
         return value
     if isinstance(value, list) and value and all(isinstance(u, str) and u for u in value):
         return value
-    raise ValueError(f"must be a URL or a non-empty list of URLs, got {value!r}")
+    raise ValueError(f"must be a URL or a non-empty list of URLs, got {show(value)}")
 
 
 def _models(value: Any) -> str | list[str] | dict[str, Any]:
@@ -126,7 +127,7 @@ def _models(value: Any) -> str | list[str] | dict[str, Any]:
     if isinstance(value, dict):
         return value
     raise ValueError(
-        f"must be a model name, a non-empty list of model names or an advanced models mapping, got {value!r}"
+        f"must be a model name, a non-empty list of model names or an advanced models mapping, got {show(value)}"
     )
 
 
@@ -138,9 +139,9 @@ def _telemetry(value: Any) -> str | dict[str, Any]:
     if isinstance(value, dict):
         enabled = value.get("enabled", True)
         if not isinstance(enabled, bool):
-            raise ValueError(f"enabled must be true or false, got {enabled!r}")
+            raise ValueError(f"enabled must be true or false, got {show(enabled)}")
         return value
-    raise ValueError(f"must be a URL or a mapping (e.g. {{enabled: false}}), got {value!r}")
+    raise ValueError(f"must be a URL or a mapping (e.g. {{enabled: false}}), got {show(value)}")
 
 
 #: A JSON number (integer or decimal, never a bool), kept as given.
@@ -388,7 +389,7 @@ class Phase(OpenCrdModel):
     def _name(cls, value: str) -> str:
         if not _PHASE_NAME.fullmatch(value):
             raise ValueError(
-                f"must start with a letter or '_' and use only letters, digits, '_' and '-', got {value!r}"
+                f"must start with a letter or '_' and use only letters, digits, '_' and '-', got {show(value)}"
             )
         return value
 
@@ -575,7 +576,7 @@ class Runtime(CrdModel):
         if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
             raise ValueError(
                 f"must be a number: the worker count decides the pods Kueue admits, so it cannot be "
-                f"templated or left to auto-detection here, got {value!r}"
+                f"templated or left to auto-detection here, got {show(value)}"
             )
         return value
 
@@ -862,7 +863,7 @@ class PodTemplate(CrdModel):
                     quantity.parse(item["value"])
                 except ValueError:
                     raise ValueError(
-                        f"env[{i}] {RECORD_PROCESSOR_CPU_ENV} must be a CPU quantity, got {item['value']!r}"
+                        f"env[{i}] {RECORD_PROCESSOR_CPU_ENV} must be a CPU quantity, got {show(item['value'])}"
                     ) from None
         return env
 
@@ -1193,14 +1194,14 @@ class ResourceOverride(Model):
     @classmethod
     def _whole_millicores(cls, value: str | None) -> str | None:
         if value is not None and (quantity.parse(value) * 1000).denominator != 1:
-            raise ValueError(f"must be a whole number of millicores, got {value!r}")
+            raise ValueError(f"must be a whole number of millicores, got {show(value)}")
         return value
 
     @field_validator("memory")
     @classmethod
     def _whole_bytes(cls, value: str | None) -> str | None:
         if value is not None and quantity.parse(value).denominator != 1:
-            raise ValueError(f"must be a whole number of bytes, got {value!r}")
+            raise ValueError(f"must be a whole number of bytes, got {show(value)}")
         return value
 
 
@@ -1245,7 +1246,7 @@ class OperatorSizing(Model):
             and (quantity.parse(value.memory) / quantity.MIB).denominator != 1
         ):
             raise ValueError(
-                f"memory must be a whole number of MiB (the operator splits it in MiB), got {value.memory!r}"
+                f"memory must be a whole number of MiB (the operator splits it in MiB), got {show(value.memory)}"
             )
         return value
 

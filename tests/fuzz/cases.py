@@ -231,11 +231,15 @@ def m_duplicate_item(rng: random.Random, doc: dict[str, Any]) -> bool:
     return False
 
 
+#: Mappings whose keys are the user's own (chart values, labels, env): any key is allowed there.
+_FREE_FORM = {"values", "nodeLabels", "labels", "annotations", "extra", "headers", "env", "extraResources", "share"}
+
+
 def m_unknown_key(rng: random.Random, doc: dict[str, Any]) -> bool:
     maps = [p for p in _paths(doc) if isinstance(_get(doc, p), dict) and len(p) >= 1]
-    target = _get(doc, rng.choice(maps))
-    target[rng.choice(NEAR_MISSES)] = 1
-    return True
+    path = rng.choice(maps)
+    _get(doc, path)[rng.choice(NEAR_MISSES)] = 1
+    return not _FREE_FORM & {str(part) for part in path} and "spec" not in path
 
 
 def m_rename_key(rng: random.Random, doc: dict[str, Any]) -> bool:
@@ -343,7 +347,8 @@ def m_soup(rng: random.Random, doc: dict[str, Any]) -> bool:
     parts = [rng.choice(_SOUP_WORDS) if rng.random() < 0.3 else rng.choice(_SOUP) for _ in range(rng.randint(1, 8))]
     text = "".join(parts).strip()
     if rng.random() < 0.3:
-        text = rng.choice(["'", '"']) + text.replace("'", "").replace('"', "").replace("\\", "") + rng.choice(["'", '"'])
+        quote = rng.choice(["'", '"'])
+        text = quote + text.replace("'", "").replace('"', "").replace("\\", "") + quote
     _set(doc, _config_path(rng, doc), _Raw(text or "0"))
     return False
 
@@ -484,7 +489,8 @@ def generate(index: int, seed: int = 0) -> Case:
     if rng.random() < 0.35:
         name = rng.choice(list(TEXT_MUTATORS))
         text, certain = TEXT_MUTATORS[name](rng, text)
-        invalid |= certain
+        # A cut can remove whatever made the file invalid.
+        invalid = certain if name == "truncate" else invalid or certain
         mutations.append(name)
     data = text.encode("utf-8", "surrogatepass")
     if rng.random() < 0.05:
@@ -543,7 +549,8 @@ def corrupt(path: Path, how: str) -> None:
     if how == "deep":
         path.write_text('{"stack": ' + "[" * 100_000 + "]" * 100_000 + "}")
     elif how == "nan":
-        path.write_text(text.replace("0", "NaN", 1) if "0" in text else "NaN")
+        number = re.compile(r'(": *)(-?[0-9]+)')
+        path.write_text(number.sub(r"\1NaN", text, count=1) if number.search(text) else "NaN")
     elif how == "type":
         value = json.loads(text)
         path.write_text(json.dumps(list(value) if isinstance(value, dict) else {"a": value}))
