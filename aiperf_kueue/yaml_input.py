@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -384,7 +383,9 @@ def parse_stack_document(data: bytes, source: str) -> StackDocument:
     if reader.problems:
         raise ConfigError(source, reader.problems)
     for where, problem in _pulumi_problems(document, ()):
-        reader.problem(where, problem)
+        # A number JSON cannot hold fails Pulumi only where it reads values: in the config.
+        if where[:1] == ("config",) or "multi-line" in problem:
+            reader.problem(where, problem)
     config = _config_section(document, reader)
     if reader.problems:
         raise ConfigError(source, reader.problems)
@@ -398,11 +399,14 @@ def _config_section(document: Any, reader: _Reader) -> dict[str, Any]:
         reader.problem((), f"a stack file must be a mapping with a 'config' key, got {_kind(document)}")
         return {}
     for key in document:
-        if key not in STACK_FILE_KEYS:
+        # Pulumi ignores other top-level keys, and a key that holds YAML anchors for the config is
+        # a common idiom; a misspelling of a stack file key, or a file without 'config', is not.
+        if key not in STACK_FILE_KEYS and (did_you_mean(key, STACK_FILE_KEYS) or "config" not in document):
             reader.problem(
                 (key,),
-                f"unknown top-level key in a stack file (Pulumi ignores it){did_you_mean(key, STACK_FILE_KEYS)}; "
-                f"allowed: {', '.join(STACK_FILE_KEYS)}",
+                f"unknown top-level key in a stack file{did_you_mean(key, STACK_FILE_KEYS)}: Pulumi ignores it"
+                + ("" if "config" in document else ", and the file has no 'config'")
+                + f"; the keys Pulumi reads: {', '.join(STACK_FILE_KEYS)}",
             )
     raw = document.get("config")
     if raw is None:
@@ -510,18 +514,53 @@ def engine_text(value: Any) -> tuple[str, bool]:
     if isinstance(value, str):
         return value, False
     if isinstance(value, (bool, int, float)):
-        return json.dumps(value), False
-    return json.dumps(_plain(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True), True
+        return go_json(value), False
+    return go_json(value), True
 
 
-def _plain(value: Any) -> Any:
+def go_json(value: Any) -> str:
+    """``value`` as Go's ``encoding/json`` writes it: keys sorted, ``<>&`` and U+2028/9 escaped,
+    floats in Go's shortest form (``1e-7``, ``0.000025``, ``1e+21``); a :class:`Secure` as its text."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
     if isinstance(value, Secure):
-        return value.ciphertext
+        return _go_string(value.ciphertext)
+    if isinstance(value, str):
+        return _go_string(value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+        return "{" + ",".join(f"{_go_string(k)}:{go_json(v)}" for k, v in sorted(value.items())) + "}"
+    return "[" + ",".join(go_json(v) for v in value) + "]"
+
+
+_GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def _go_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch < " " or ch in "<>&\u2028\u2029":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _go_float(number: float) -> str:
+    size = abs(number)
+    if size != 0 and (size < 1e-6 or size >= 1e21):
+        mantissa, _, exponent = repr(number).partition("e")
+        sign, digits = exponent[0], exponent[1:].lstrip("0") or "0"
+        return f"{mantissa.removesuffix('.0')}e{sign}{digits}"
+    text = format(Decimal(repr(number)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _allowed_alias_ratio(decodes: int) -> float:
