@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from aiperf_kueue import limits
-from aiperf_kueue.display import show
+from aiperf_kueue.display import escape, show
 from aiperf_kueue.errors import Problem, key_path
 
 Path = tuple[str | int, ...]
@@ -59,27 +60,46 @@ def _walk(value: Any, path: Path, depth: int) -> Iterator[tuple[Path, str]]:
         return
     if isinstance(value, int):
         # Worded as an int64 field's own bound: beyond it, no Kubernetes field can store the number.
+        past = " (past int64 Pulumi reads an integer as a float, so its last digits may differ)"
         if value > limits.INT64_MAX:
-            yield path, f"must be <= {limits.INT64_MAX}, got {show(value)}"
+            yield path, f"must be <= {limits.INT64_MAX}, got {show(value)}{past}"
         elif value < limits.INT64_MIN:
-            yield path, f"must be >= {limits.INT64_MIN}, got {show(value)}"
+            yield path, f"must be >= {limits.INT64_MIN}, got {show(value)}{past}"
     elif isinstance(value, float):
         if not math.isfinite(value):
             yield path, f"{show(value)} is not a number JSON (and so Kubernetes) can hold"
     elif isinstance(value, str):
         if len(value) > limits.MAX_STRING:
             yield path, f"a string of {len(value):,} characters, more than the {limits.MAX_STRING:,} allowed"
+        elif _HIDDEN.search(value):
+            yield path, _hidden_problem(value)
     elif isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
                 yield (*path, str(k)), f"a mapping key must be text, got {show(k)}"
             elif len(k) > limits.MAX_KEY:
                 yield (*path, k), f"a mapping key of {len(k):,} characters, more than the {limits.MAX_KEY:,} allowed"
+            elif _HIDDEN.search(k):
+                yield (*path, k), _hidden_problem(k)
             else:
                 yield from _walk(v, (*path, k), depth + 1)
     elif isinstance(value, list):
         for i, v in enumerate(value):
             yield from _walk(v, (*path, i), depth + 1)
+
+
+#: Control characters other than tab and line breaks, and the bidi controls: a terminal escape
+#: in a URL or a name, or text that reads differently from what it is ("Trojan Source").
+_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _hidden_problem(text: str) -> str:
+    found = _HIDDEN.search(text)
+    assert found is not None
+    return (
+        f"{show(text)} holds the invisible control character {escape(found.group())} (a terminal escape or a bidi "
+        "control); no config value needs one: remove it"
+    )
 
 
 def _objects(values: Mapping[str, Any]) -> Iterator[tuple[Path, Any]]:
