@@ -90,7 +90,7 @@ def _walk(value: Any, path: Path, depth: int) -> Iterator[tuple[Path, str]]:
 
 #: Control characters other than tab and line breaks, and the bidi controls: a terminal escape
 #: in a URL or a name, or text that reads differently from what it is ("Trojan Source").
-_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_HIDDEN = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _hidden_problem(text: str) -> str:
