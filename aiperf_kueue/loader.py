@@ -77,10 +77,11 @@ class StackFile:
     """The Kubernetes provider's settings (``kubernetes:*`` keys, full key → value)."""
 
 
-def read_stack(path: Path) -> StackFile:
+def read_stack(path: Path, source: str | None = None) -> StackFile:
     """Parse a stack file as the Pulumi CLI reads it (:mod:`aiperf_kueue.yaml_input`), with the
-    values the program would receive under ``pulumi up``; :class:`ConfigError` if it is not one."""
-    config = yaml_input.read_stack_document(path).config
+    values the program would receive under ``pulumi up``; :class:`ConfigError` (problems named
+    after ``source``, default the path) if it is not one."""
+    config = yaml_input.read_stack_document(path, source).config
     values: dict[str, Any] = {}
     secret_keys: set[str] = set()
     provider: dict[str, Any] = {}

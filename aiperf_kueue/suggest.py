@@ -21,11 +21,32 @@ def nearest(word: str, allowed: Iterable[str]) -> str | None:
     for choice in choices:
         if _folded(choice) == folded:
             return choice
+    # A typo or two (a swapped pair counts as one) in a word long enough to tell.
+    distance, best = min((_distance(folded, _folded(c)), c) for c in choices)
+    if distance <= min(2, len(folded) // 3):
+        return best
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
     if close:
         return close[0]
     close = difflib.get_close_matches(folded, {_folded(c): c for c in choices}, n=1, cutoff=0.75)
     return {_folded(c): c for c in choices}[close[0]] if close else None
+
+
+def _distance(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b``: insertions, deletions, substitutions and adjacent swaps."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, previous2[j - 2] + 1)
+            row.append(cost)
+        previous2, previous = previous, row
+    return previous[-1]
 
 
 def did_you_mean(word: str, allowed: Iterable[str]) -> str:

@@ -316,7 +316,7 @@ class _Reader:
         return out
 
     def key(self, node: _Node, path: DocPath, depth: int) -> str | None:
-        key = self.decode(node, (*path, "?"), depth + 1)
+        key = self.decode(node, (*path, node.value if node.kind == "scalar" else "?"), depth + 1)
         if isinstance(key, str):
             return key
         where = (*path, node.value if node.kind == "scalar" else "?")

@@ -47,9 +47,7 @@ def _holds_secret(value: Any) -> bool:
 
 
 def test_every_corpus_file_has_an_expectation() -> None:
-    assert {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in CORPUS.glob("Pulumi.*.yaml")} == set(
-        EXPECTED
-    )
+    assert {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in CORPUS.glob("Pulumi.*.yaml")} == set(EXPECTED)
     assert len(EXPECTED) >= 40
 
 
