@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from aiperf_kueue import limits
+from aiperf_kueue import limits, quantity
 from aiperf_kueue.display import escape, show
 from aiperf_kueue.errors import Problem, key_path
 
@@ -39,6 +39,7 @@ def bounds_problems(values: Mapping[str, Any]) -> list[Problem]:
             return problems
     if problems:
         return problems
+    problems += _pool_totals(values)
     for path, entry in _objects(values):
         size = len(json.dumps(entry, ensure_ascii=False, default=str).encode())
         if size > limits.MAX_OBJECT_BYTES:
@@ -100,6 +101,37 @@ def _hidden_problem(text: str) -> str:
         f"{show(text)} holds the invisible control character {escape(found.group())} (a terminal escape or a bidi "
         "control); no config value needs one: remove it"
     )
+
+
+def _pool_totals(values: Mapping[str, Any]) -> list[Problem]:
+    """A pool whose total (nodes × per node) no int64 can count: Kueue and the API server count
+    CPU in millicores and everything else in units, as int64."""
+    inventory = values.get("inventory")
+    pools = inventory.get("pools") if isinstance(inventory, Mapping) else None
+    problems: list[Problem] = []
+    for i, pool in enumerate(pools if isinstance(pools, list) else []):
+        if not isinstance(pool, Mapping) or not isinstance(pool.get("nodes"), int) or isinstance(pool["nodes"], bool):
+            continue
+        extra = pool.get("extraResources")
+        amounts = {"cpu": pool.get("cpu"), "memory": pool.get("memory"), "gpus": pool.get("gpus")}
+        amounts |= {f"extraResources.{k}": v for k, v in extra.items()} if isinstance(extra, Mapping) else {}
+        for name, amount in amounts.items():
+            try:
+                per_node = quantity.parse(amount) if amount is not None and not isinstance(amount, bool) else None
+            except (ValueError, ArithmeticError):
+                continue
+            if per_node is None:
+                continue
+            total = per_node * pool["nodes"] * (1000 if name == "cpu" else 1)
+            if total > limits.INT64_MAX:
+                problems.append(
+                    Problem(
+                        key_path("inventory", "pools", i, *name.split(".", 1)),
+                        f"{pool['nodes']} nodes × {show(amount)} is more than Kubernetes can count (an int64 of "
+                        f"{'millicores' if name == 'cpu' else 'units'}); check the figures",
+                    )
+                )
+    return problems
 
 
 def _objects(values: Mapping[str, Any]) -> Iterator[tuple[Path, Any]]:
