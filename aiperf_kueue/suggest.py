@@ -22,7 +22,8 @@ def nearest(word: str, allowed: Iterable[str]) -> str | None:
         if _folded(choice) == folded:
             return choice
     # A typo or two (a swapped pair counts as one) in a word long enough to tell.
-    distance, best = min((_distance(folded, _folded(c)), c) for c in choices)
+    # Ties go to the word sharing the longest start ("gpu": "gpus" before "cpu").
+    distance, _, best = min((_distance(folded, _folded(c)), -_common_start(folded, _folded(c)), c) for c in choices)
     if distance <= min(2, len(folded) // 3):
         return best
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
@@ -30,6 +31,13 @@ def nearest(word: str, allowed: Iterable[str]) -> str | None:
         return close[0]
     close = difflib.get_close_matches(folded, {_folded(c): c for c in choices}, n=1, cutoff=0.75)
     return {_folded(c): c for c in choices}[close[0]] if close else None
+
+
+def _common_start(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def _distance(a: str, b: str) -> int:
