@@ -64,7 +64,7 @@ def show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return _number(str(value)) if abs(value) < 10**SHOWN else f"a number with {_digits(value)} digits"
+        return cut(str(value)) if abs(value) < 10**SHOWN else f"a number with {_digits(value)} digits"
     if isinstance(value, float):
         if math.isnan(value):
             return ".nan"
@@ -89,10 +89,6 @@ def show(value: Any) -> str:
 def _digits(value: int) -> int:
     # Counting digits without str(): Python refuses to print an int of more than 4300 digits.
     return math.floor(math.log10(abs(value))) + 1 if value else 1
-
-
-def _number(text: str) -> str:
-    return cut(text)
 
 
 def _key(key: Any) -> str:

@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     args = parser.parse_args(argv)
     given = [(name, getattr(args, name)) for name in ("stack", "base", "head", "out") if getattr(args, name, None)]
-    bad = [(str(value), argument_problem(str(value))) for name, value in given]
+    bad = [(str(value), argument_problem(str(value))) for _, value in given]
     if any(problem for _, problem in bad):
         for value, problem in bad:
             if problem:
