@@ -26,6 +26,7 @@ pytestmark = pytest.mark.e2e
 CORPUS = Path(__file__).resolve().parents[1] / "yaml_corpus"
 EXPECTED: dict[str, dict[str, Any]] = json.loads((CORPUS / "expected.json").read_text())
 CLI_VERSION = "v3.274.0"
+ONE_OF = "one of (Go's map order decides)"
 
 
 def _pulumi_binary() -> Path:
@@ -51,4 +52,7 @@ def test_the_cli_is_the_version_the_corpus_was_read_with(pulumi: PulumiConfig) -
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_pulumi_reads_each_corpus_file_as_recorded(pulumi: PulumiConfig, name: str) -> None:
-    assert pulumi.read(CORPUS / f"Pulumi.{name}.yaml") == EXPECTED[name]["pulumi"]
+    expected = EXPECTED[name]["pulumi"]
+    # A key given twice: which spelling Pulumi keeps depends on Go's (random) map order.
+    choices = expected.get(ONE_OF, [expected])
+    assert pulumi.read(CORPUS / f"Pulumi.{name}.yaml") in choices
