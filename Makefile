@@ -3,6 +3,7 @@
 # `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
 # `make oracle`: the released AIPerf operator in its own cached virtualenv (AIPERF_VENV), for the
 #   exactness tests (and the e2e's `kopf run -m aiperf.operator.main`); `make test` builds it first.
+# `make fuzz`: the hostile-input fuzzer at 10,000 cases (FUZZ_CASES=...; about 15 minutes on 2 cores).
 PYTHON ?= python3
 VENV ?= venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ AIPERF_VENV ?= $(HOME)/.cache/aiperf-kueue/venvs/aiperf-$(AIPERF_VERSION)
 AIPERF_STAMP := $(AIPERF_VENV)/.installed-$(shell sha256sum requirements-aiperf.txt | cut -c1-16)
 export AIPERF_VENV
 
-.PHONY: setup plan test lint upstream bench clean oracle
+.PHONY: setup plan test lint upstream bench fuzz clean oracle
 
 setup: $(VENV)/.installed
 
@@ -62,6 +63,10 @@ test: lint upstream oracle
 
 bench: setup
 	$(BIN)/python -m aiperf_kueue.bench
+
+FUZZ_CASES ?= 10000
+fuzz: setup
+	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -6,6 +6,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from aiperf_kueue.display import cut, line
+
 #: The Pulumi project name: the namespace of every config key.
 PROJECT = "aiperf-kueue"
 
@@ -23,12 +25,17 @@ def key_path(*parts: str | int) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(part):
+        elif _PLAIN_KEY.fullmatch(part) and len(part) <= _LONG_KEY:
             out += f".{part}" if out else part
         else:
-            # JSON-quoted so a key holding a newline or quote still fits on one line.
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+            # JSON-quoted so a key holding a newline or quote still fits on one line; a long
+            # key is cut, with its length.
+            out += f"[{cut(json.dumps(part, ensure_ascii=False), _LONG_KEY)}]"
     return out
+
+
+#: Characters of a key shown in a key path before it is cut.
+_LONG_KEY = 80
 
 
 @dataclass(frozen=True)
@@ -41,9 +48,18 @@ class Problem:
     message: str
     """What was given and what is allowed."""
 
+    in_config: bool = True
+    """Whether ``path`` is below ``aiperf-kueue:`` (else it is a path in the file itself, such as
+    a stack file's top-level key)."""
+
     def line(self, source: str) -> str:
-        """The user-facing line: ``<stack file>: aiperf-kueue:<path>: <message>``."""
-        return f"{source}: {PROJECT}:{self.path}: {self.message}"
+        """The user-facing line, printable and on one line: ``<stack file>: aiperf-kueue:<path>:
+        <message>``; ``<source>: <path>: <message>`` outside the config; ``<source>: <message>``
+        for the file as a whole."""
+        if not self.path:
+            return line(f"{source}: {self.message}")
+        where = f"{PROJECT}:{self.path}" if self.in_config else self.path
+        return line(f"{source}: {where}: {self.message}")
 
 
 class ConfigError(Exception):

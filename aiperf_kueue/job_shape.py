@@ -33,6 +33,7 @@ from aiperf_kueue import quantity
 from aiperf_kueue.aiperf_release import CONTROLLER_CONTAINER_NAMES, RECORD_PROCESSOR_CPU_ENV, ControllerKey
 from aiperf_kueue.config.aiperf_benchmark import telemetry_enabled
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
+from aiperf_kueue.display import show
 from aiperf_kueue.placement import Placement, placement
 from aiperf_kueue.requests import (
     Requests,
@@ -369,14 +370,14 @@ def _cpu_shares(budget_m: int, workers: int, rps: int, pinned: str | None, sizin
             f"{RECORD_PROCESSOR_CPU_ENV} is not a valid Kubernetes CPU quantity: {pinned!r}. Use a value like "
             "'500m' or '2'.",
             where,
-            f"{RECORD_PROCESSOR_CPU_ENV} {pinned!r} is not a CPU quantity the operator can read",
+            f"{RECORD_PROCESSOR_CPU_ENV} {show(pinned)} is not a CPU quantity the operator can read",
         ) from None
     if rp_m <= 0:
         raise _dry_run(
             f"{RECORD_PROCESSOR_CPU_ENV} must be greater than zero, got {pinned!r}. A non-positive request emits an "
             "illegal negative CPU quantity and inflates the remaining worker-pod budget.",
             where,
-            f"{RECORD_PROCESSOR_CPU_ENV} must be greater than zero, got {pinned!r}",
+            f"{RECORD_PROCESSOR_CPU_ENV} must be greater than zero, got {show(pinned)}",
         )
     fixed = rp_m * rps
     rest = [manager_w] + [worker_w] * workers

@@ -6,7 +6,6 @@ go through :func:`parse_config`, so they accept and reject exactly the same conf
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
@@ -16,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from aiperf_kueue import limits, yaml_input
+from aiperf_kueue.bounds import bounds_problems
 from aiperf_kueue.config import KEYS, PROJECT, StackConfig
+from aiperf_kueue.display import show
 from aiperf_kueue.errors import ConfigError, Problem, key_path
+from aiperf_kueue.suggest import did_you_mean
 
 #: What ``plan`` shows instead of a ``secure:`` value it cannot (and must not) decrypt: a
 #: fingerprint of the ciphertext, so that a changed secret shows in ``diff``. Re-encrypting the
@@ -75,42 +77,37 @@ class StackFile:
     """The Kubernetes provider's settings (``kubernetes:*`` keys, full key → value)."""
 
 
-def read_stack(path: Path) -> StackFile:
-    """Parse a stack file; :class:`ConfigError` if it is not one."""
-    source = str(path)
-    try:
-        document = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(source, [Problem("", f"cannot read stack file: {exc.strerror}")]) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(source, [Problem("", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, [Problem("", f"not valid YAML: {exc}")]) from None
-    if document is None:
-        document = {}
-    if not isinstance(document, dict):
-        raise ConfigError(source, [Problem("", "a stack file must be a mapping with a 'config' key")])
-    config = document.get("config") or {}
-    if not isinstance(config, dict):
-        raise ConfigError(source, [Problem("", "'config' must be a mapping of key to value")])
+def read_stack(path: Path, source: str | None = None) -> StackFile:
+    """Parse a stack file as the Pulumi CLI reads it (:mod:`aiperf_kueue.yaml_input`), with the
+    values the program would receive under ``pulumi up``; :class:`ConfigError` (problems named
+    after ``source``, default the path) if it is not one."""
+    config = yaml_input.read_stack_document(path, source).config
     values: dict[str, Any] = {}
     secret_keys: set[str] = set()
+    provider: dict[str, Any] = {}
     for full_key, value in config.items():
-        namespace, _, key = str(full_key).partition(":")
+        namespace, _, key = full_key.partition(":")
+        if namespace == "kubernetes":
+            provider[full_key] = yaml_input.engine_text(value)[0]
         if namespace != PROJECT:
             continue
         redacted, had_secret = _redact(value)
-        values[key] = redacted
+        # A whole key made secure, or a text, reaches the program as text it decodes
+        # (decode_engine_config); an object reaches it as the JSON of ``redacted``.
+        values[key] = (
+            redacted
+            if had_secret or isinstance(redacted, (dict, list))
+            else decode_engine_value(yaml_input.engine_text(redacted)[0])
+        )
         if had_secret:
             secret_keys.add(key)
-    provider = {str(k): v for k, v in config.items() if str(k).startswith("kubernetes:")}
     return StackFile(values, secret_keys, provider)
 
 
 def _redact(value: Any) -> tuple[Any, bool]:
+    if isinstance(value, yaml_input.Secure):
+        return secret_placeholder(value.ciphertext), True
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
-            return secret_placeholder(str(value["secure"])), True
         pairs = {k: _redact(v) for k, v in value.items()}
         return {k: v for k, (v, _) in pairs.items()}, any(s for _, s in pairs.values())
     if isinstance(value, list):
@@ -126,11 +123,19 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
         namespace, _, key = full_key.partition(":")
         if namespace != PROJECT:
             continue
-        if isinstance(value, str):
-            with contextlib.suppress(json.JSONDecodeError):
-                value = json.loads(value)
-        values[key] = value
+        values[key] = decode_engine_value(value) if isinstance(value, str) else value
     return values
+
+
+def decode_engine_value(text: str) -> Any:
+    """One config value as the engine hands it over: JSON text → value; other text as is (also
+    JSON nested past any sensible depth or holding a number Python refuses to read)."""
+    if len(text) > limits.MAX_FILE_BYTES:
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 def parse_config(values: Mapping[str, Any], source: str) -> StackConfig:
@@ -139,9 +144,14 @@ def parse_config(values: Mapping[str, Any], source: str) -> StackConfig:
     Raises :class:`ConfigError` with every problem found, each naming its key path.
     """
     problems = [
-        Problem(key, f"unknown config key; allowed keys: {', '.join(KEYS)}") for key in values if key not in KEYS
+        Problem(key, f"unknown config key{did_you_mean(key, KEYS)}; allowed keys: {', '.join(KEYS)}")
+        for key in values
+        if key not in KEYS
     ]
     known = {k: v for k, v in values.items() if k in KEYS}
+    bounds = bounds_problems(known)
+    if bounds:
+        raise ConfigError(source, problems + bounds)
     try:
         config = StackConfig.model_validate(known)
     except ValidationError as exc:
@@ -191,34 +201,67 @@ def _problem(err: Any) -> Problem:
         message = "required, but not set"
     elif kind == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])
-        message = f"unknown key {loc[-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        message = f"unknown key {show(loc[-1])}{did_you_mean(str(loc[-1]), allowed)}" + (
+            f"; allowed: {', '.join(allowed)}" if allowed else ""
+        )
     elif kind in ("greater_than_equal", "greater_than", "less_than", "less_than_equal"):
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than": "<", "less_than_equal": "<="}[kind]
         bound = next(iter(ctx.values()))
-        message = f"must be {op} {bound}, got {given}"
+        message = f"must be {op} {bound}, got {show(given)}"
     elif kind == "too_short":
         message = f"must have at least {ctx.get('min_length')} item(s), got {_length(ctx, given)}"
     elif kind == "too_long":
         message = f"must have at most {ctx.get('max_length')} items, got {_length(ctx, given)}"
     elif kind == "literal_error":
-        message = f"must be one of {ctx.get('expected')}, got {given!r}"
+        message = f"must be one of {ctx.get('expected')}, got {show(given)}"
     elif kind in ("int_type", "int_parsing", "int_from_float"):
-        message = f"must be a whole number, got {given!r}"
+        message = f"must be a whole number (e.g. {_example(loc)}: 8), got {show(given)}{_unquote_hint(given)}"
     elif kind in ("bool_type", "bool_parsing"):
-        message = f"must be true or false, got {given!r}"
+        message = f"must be true or false, got {show(given)}{_bool_hint(given)}"
     elif kind in ("string_type",):
-        message = f"must be a string, got {given!r}"
+        message = f"must be a string, got {show(given)}"
     elif kind in ("dict_type", "model_type", "model_attributes_type"):
-        message = f"must be a mapping, got {given!r}"
+        message = f"must be a mapping, got {show(given)}"
     elif kind in ("list_type",):
-        message = f"must be a list, got {given!r}"
-    elif kind.startswith("decimal") or kind.startswith("float"):
-        message = f"must be a number, got {given!r}"
+        message = f"must be a list, got {show(given)}"
+    elif kind.startswith("decimal") or kind.startswith("float") or kind == "finite_number":
+        message = f"must be a number, got {show(given)}{_unquote_hint(given)}"
     elif kind in ("value_error", "assertion_error"):
         message = str(ctx.get("error", err["msg"]))
     else:
-        message = f"{err['msg']}, got {given!r}"
+        # pydantic's own wording ("Input should be ...") is not ours to show.
+        message = f"is not allowed here ({kind.replace('_', ' ')}), got {show(given)}"
     return Problem(key_path(*loc), message)
+
+
+def _example(loc: tuple[Any, ...]) -> str:
+    """The key to write in an example: the field's own name (``gpus``), else ``count``."""
+    named = [part for part in loc if isinstance(part, str)]
+    return named[-1] if named else "count"
+
+
+def _unquote_hint(given: Any) -> str:
+    """For a number written in quotes: say that quotes make it text."""
+    if isinstance(given, str) and given.strip() and _looks_numeric(given):
+        return ", text because of its quotes"
+    return ""
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return len(text) < 100
+
+
+def _bool_hint(given: Any) -> str:
+    """YAML 1.1 words that are text to Pulumi's YAML 1.2 reader."""
+    if isinstance(given, str) and given.lower() in ("yes", "no", "on", "off", "y", "n"):
+        return " (YAML 1.2, which Pulumi reads, has only true and false)"
+    if isinstance(given, str) and given in ("true", "false"):
+        return ", text because of its quotes"
+    return ""
 
 
 def _length(ctx: dict[str, Any], given: Any) -> Any:
@@ -262,3 +305,31 @@ def _unwrap(annotation: Any) -> Any:
                 annotation = models[0]
                 continue
         return annotation
+
+
+#: A Pulumi stack name (``tokens.ParseStackName``): at most 100 of these characters.
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def stack_name_problem(name: str) -> str | None:
+    """Why ``name`` (taken from a stack file's name) is not a Pulumi stack name, or ``None``."""
+    if _STACK_NAME.fullmatch(name):
+        return None
+    if not name:
+        return "the stack name (the file name without 'Pulumi.' and '.yaml') is empty"
+    if len(name) > 100:
+        return f"the stack name is {len(name)} characters; Pulumi allows at most 100"
+    bad = next(ch for ch in name if not re.fullmatch(r"[A-Za-z0-9_.-]", ch))
+    return (
+        f"{show(name)} is not a Pulumi stack name: it may only contain letters, digits, '-', '_' and '.', "
+        f"not {show(bad)}"
+    )
+
+
+def missing_stack_problem(stack: str, path: Path, stacks_dir: Path) -> Problem | None:
+    """For a stack given by name whose file does not exist: the stacks that do."""
+    if path.exists() or Path(stack).suffix in (".yaml", ".yml") or "/" in stack:
+        return None
+    names = sorted(stack_name_of(p) for p in stacks_dir.glob("Pulumi.*.yaml"))
+    there = f"stacks in {stacks_dir}/: {', '.join(names)}" if names else f"no stacks in {stacks_dir}/"
+    return Problem("", f"no stack {show(stack)}{did_you_mean(stack, names)}; {there}")

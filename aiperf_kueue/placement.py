@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.inventory import Effect, Toleration
+from aiperf_kueue.display import show
 from aiperf_kueue.requests import SizingError
 
 #: Taint effects a toleration may name (omitted: every effect).
@@ -101,7 +102,7 @@ def placement(spec: AIPerfJobSpec) -> Placement:
     if not isinstance(selector or {}, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in (selector or {}).items()
     ):
-        raise SizingError(where, f"must be a mapping of node label to string value, got {selector!r}")
+        raise SizingError(where, f"must be a mapping of node label to string value, got {show(selector)}")
     tolerations, where = pick("tolerations", template.tolerations)
     affinity, affinity_where = pick("affinity", template.affinity)
     return Placement(
@@ -115,28 +116,30 @@ def _list(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise SizingError(where, f"must be a list, got {value!r}")
+        raise SizingError(where, f"must be a list, got {show(value)}")
     return value
 
 
 def _toleration(raw: Any, where: str) -> Toleration:
     """A pod toleration, checked as the API server validates it."""
     if not isinstance(raw, dict):
-        raise SizingError(where, f"must be a toleration mapping (key, operator, value, effect), got {raw!r}")
+        raise SizingError(where, f"must be a toleration mapping (key, operator, value, effect), got {show(raw)}")
     key, value, effect = raw.get("key") or "", raw.get("value") or "", raw.get("effect") or ""
     operator = raw.get("operator") or "Equal"
     for name, given in (("key", key), ("value", value), ("effect", effect), ("operator", operator)):
         if not isinstance(given, str):
-            raise SizingError(f"{where}.{name}", f"must be a string, got {given!r}")
+            raise SizingError(f"{where}.{name}", f"must be a string, got {show(given)}")
     if operator not in ("Equal", "Exists"):
-        raise SizingError(f"{where}.operator", f"must be Equal or Exists, got {operator!r}")
+        raise SizingError(f"{where}.operator", f"must be Equal or Exists, got {show(operator)}")
     if effect and effect not in TAINT_EFFECTS:
-        raise SizingError(f"{where}.effect", f"must be one of {', '.join(TAINT_EFFECTS)} or omitted, got {effect!r}")
+        raise SizingError(
+            f"{where}.effect", f"must be one of {', '.join(TAINT_EFFECTS)} or omitted, got {show(effect)}"
+        )
 
     if not key and operator != "Exists":
         raise SizingError(where, "a toleration without key must use operator Exists (it then tolerates every taint)")
     if operator == "Exists" and value:
-        raise SizingError(f"{where}.value", f"must be empty with operator Exists, got {value!r}")
+        raise SizingError(f"{where}.value", f"must be empty with operator Exists, got {show(value)}")
     seconds = raw.get("tolerationSeconds")
     if seconds is not None and effect != "NoExecute":
         raise SizingError(f"{where}.tolerationSeconds", "needs effect NoExecute")
@@ -156,13 +159,13 @@ def _required_node_affinity(affinity: Any, where: str) -> tuple[tuple[NodeSelect
     if affinity is None:
         return None
     if not isinstance(affinity, dict):
-        raise SizingError(where, f"must be a Kubernetes Affinity mapping, got {affinity!r}")
+        raise SizingError(where, f"must be a Kubernetes Affinity mapping, got {show(affinity)}")
     required = (affinity.get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
         return None
     where = f"{where}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
     if not isinstance(required, dict):
-        raise SizingError(where, f"must be a NodeSelector mapping, got {required!r}")
+        raise SizingError(where, f"must be a NodeSelector mapping, got {show(required)}")
     terms = _list(required.get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms")
     if not terms:
         raise SizingError(f"{where}.nodeSelectorTerms", "must have at least one node selector term")
@@ -170,7 +173,7 @@ def _required_node_affinity(affinity: Any, where: str) -> tuple[tuple[NodeSelect
     for i, term in enumerate(terms):
         here = f"{where}.nodeSelectorTerms[{i}]"
         if not isinstance(term, dict):
-            raise SizingError(here, f"must be a mapping with matchExpressions, got {term!r}")
+            raise SizingError(here, f"must be a mapping with matchExpressions, got {show(term)}")
         expressions = _list(term.get("matchExpressions"), f"{here}.matchExpressions")
         out.append(tuple(_requirement(e, f"{here}.matchExpressions[{j}]") for j, e in enumerate(expressions)))
     return tuple(out)
@@ -179,20 +182,22 @@ def _required_node_affinity(affinity: Any, where: str) -> tuple[tuple[NodeSelect
 def _requirement(raw: Any, where: str) -> NodeSelectorRequirement:
     """One ``matchExpressions`` entry, checked as the API server validates it."""
     if not isinstance(raw, dict):
-        raise SizingError(where, f"must be a mapping with key, operator and values, got {raw!r}")
+        raise SizingError(where, f"must be a mapping with key, operator and values, got {show(raw)}")
     key, operator, values = raw.get("key"), raw.get("operator"), raw.get("values") or []
     if not isinstance(key, str) or not key:
-        raise SizingError(f"{where}.key", f"must be a node label key, got {key!r}")
+        raise SizingError(f"{where}.key", f"must be a node label key, got {show(key)}")
     if operator not in NODE_SELECTOR_OPERATORS:
-        raise SizingError(f"{where}.operator", f"must be one of {', '.join(NODE_SELECTOR_OPERATORS)}, got {operator!r}")
+        raise SizingError(
+            f"{where}.operator", f"must be one of {', '.join(NODE_SELECTOR_OPERATORS)}, got {show(operator)}"
+        )
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise SizingError(f"{where}.values", f"must be a list of strings (quote numbers), got {values!r}")
+        raise SizingError(f"{where}.values", f"must be a list of strings (quote numbers), got {show(values)}")
     if operator in ("In", "NotIn") and not values:
         raise SizingError(f"{where}.values", f"must be non-empty with operator {operator}")
     if operator in ("Exists", "DoesNotExist") and values:
-        raise SizingError(f"{where}.values", f"must be empty with operator {operator}, got {values!r}")
+        raise SizingError(f"{where}.values", f"must be empty with operator {operator}, got {show(values)}")
     if operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
         raise SizingError(
-            f"{where}.values", f"must be one integer (as a string) with operator {operator}, got {values!r}"
+            f"{where}.values", f"must be one integer (as a string) with operator {operator}, got {show(values)}"
         )
     return NodeSelectorRequirement(key, operator, tuple(values))

@@ -33,6 +33,9 @@ _DECIMAL = {
 _SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 #: No real quantity has a larger exponent; bounding it keeps ``10 ** exponent`` cheap.
 _MAX_EXPONENT = 100
+#: Characters of a quantity: ``resource.Quantity`` keeps at most 18 significant digits, and
+#: 64 characters leave room for every real spelling while keeping exact arithmetic cheap.
+MAX_TEXT = 64
 MIB = 2**20
 NANO = Fraction(1, 10**9)
 
@@ -54,6 +57,8 @@ def parse(value: str | int | float) -> Fraction:
         if not math.isfinite(value):
             raise ValueError(f"not a Kubernetes quantity: {value!r}")
         return Fraction(str(value))
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise ValueError(f"not a Kubernetes quantity: {len(value)} characters")
     match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
     if match is None or (match["exp"] and abs(int(match["exp"])) > _MAX_EXPONENT):
         raise ValueError(f"not a Kubernetes quantity: {value!r}")

@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from aiperf_kueue import quantity
+from aiperf_kueue.display import show
 
 #: Resource amounts per resource name, exact (CPU in cores, bytes for memory).
 Requests = Mapping[str, Fraction]
@@ -50,7 +51,7 @@ def parse_amounts(raw: Any, where: str) -> dict[str, Fraction]:
         try:
             out[str(resource)] = quantity.parse(text)
         except ValueError:
-            raise SizingError(f"{where}.{resource}", f"not a Kubernetes quantity: {text!r}") from None
+            raise SizingError(f"{where}.{resource}", f"not a Kubernetes quantity: {show(text)}") from None
     return out
 
 

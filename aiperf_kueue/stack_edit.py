@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.error import YAMLError as RuamelYAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
@@ -50,8 +51,14 @@ def _yaml(mapping: int = 2, offset: int = 2) -> YAML:
 def _load(rt: YAML, text: str, source: str) -> Any:
     try:
         return rt.load(text)
+    except MarkedYAMLError as exc:
+        # One line, as the stack file reader words it: where, then what.
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = exc.problem or exc.context or "unreadable"
+        raise ConfigError(source, [Problem("", f"not valid YAML{where}: {what}")]) from None
     except RuamelYAMLError as exc:
-        raise ConfigError(source, [Problem("", f"not valid YAML: {exc}")]) from None
+        raise ConfigError(source, [Problem("", f"not valid YAML: {str(exc).splitlines()[0]}")]) from None
 
 
 def pool_values(pool: PoolImport) -> dict[str, Any]:

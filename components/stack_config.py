@@ -12,7 +12,7 @@ from pulumi.runtime import config as runtime_config
 from aiperf_kueue import secrets
 from aiperf_kueue.errors import PROJECT, ConfigError
 from aiperf_kueue.installs import SERVER_SIDE_APPLY_KEY
-from aiperf_kueue.loader import decode_engine_config
+from aiperf_kueue.loader import decode_engine_config, read_stack
 from aiperf_kueue.stack_plan import StackPlan, plan_values
 
 #: Where Pulumi.yaml is: relative chart paths start here, under ``pulumi up`` and ``plan`` alike.
@@ -35,6 +35,13 @@ def load() -> LoadedStack:
     source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     values = decode_engine_config(raw)
+    try:
+        # What plan refuses in the stack file (a date Pulumi would hand over as Go's text, a tag it
+        # ignores...) stops pulumi up too: both accept and refuse the same files.
+        if (PROJECT_DIR / source).is_file():
+            read_stack(PROJECT_DIR / source, source)
+    except ConfigError as exc:
+        raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.lines())) from None
     paths, fallback = _secure_paths(values, PROJECT_DIR / source)
     try:
         provider = {SERVER_SIDE_APPLY_KEY: runtime_config.get_config(SERVER_SIDE_APPLY_KEY)}

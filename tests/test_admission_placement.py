@@ -211,7 +211,7 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
         (
             {"extraPodSpec": {"nodeSelector": {"gpus": 8}}},
             "spec.podTemplate.extraPodSpec.nodeSelector",
-            "must be a mapping of node label to string value, got {'gpus': 8}",
+            "must be a mapping of node label to string value, got {gpus: 8}",
         ),
         (
             {"extraPodSpec": {"tolerations": ["gpu"]}},
@@ -241,7 +241,7 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
         (
             {"extraPodSpec": {"tolerations": {"key": "a"}}},
             "spec.podTemplate.extraPodSpec.tolerations",
-            "must be a list, got {'key': 'a'}",
+            "must be a list, got {key: 'a'}",
         ),
         (
             {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}},

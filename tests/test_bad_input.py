@@ -34,7 +34,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     # --- numbers and quantities
     "pool-gpus-negative": ("aiperf-kueue:inventory.pools[1].gpus: must be >= 0, got -8",),
     "pool-nodes-zero": ("aiperf-kueue:inventory.pools[0].nodes: must be >= 1, got 0",),
-    "pool-nodes-not-a-number": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number, got 'four'",),
+    "pool-nodes-not-a-number": (
+        "aiperf-kueue:inventory.pools[0].nodes: must be a whole number (e.g. nodes: 8), got 'four'",
+    ),
     "pool-cpu-not-a-quantity": (
         "aiperf-kueue:inventory.pools[0].cpu: "
         'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got \'lots\'',
@@ -44,7 +46,9 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "aiperf-kueue:inventory.pools[0]: pool 'cpu' has no CPU or memory left after headroom",
     ),
     "headroom-100": ("aiperf-kueue:inventory.headroom: must be < 100, got 100",),
-    "headroom-negative": ("aiperf-kueue:inventory.headroom: must be >= 0, got -1",),
+    "headroom-negative": (
+        'aiperf-kueue:inventory.headroom: must be a percentage from 0 to 100, such as 25, 12.5 or "12.5%", got -1',
+    ),
     "priority-value-out-of-int32": ("aiperf-kueue:priorityClasses[0].value: must be <= 2147483647, got 2147483648",),
     "max-priority-threshold-out-of-int32": (
         "aiperf-kueue:queues.clusterQueues[0].preemption.borrowWithinCohort.maxPriorityThreshold: "
@@ -52,7 +56,8 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     ),
     "toleration-seconds-out-of-int64": (
         "aiperf-kueue:inventory.pools[1].tolerations[0].tolerationSeconds: "
-        "must be <= 9223372036854775807, got 9223372036854775808",
+        "must be <= 9223372036854775807, got 9223372036854776000 "
+        "(past int64 Pulumi reads an integer as a float, so its last digits may differ)",
     ),
     "fair-sharing-weight-with-spaces": (
         "aiperf-kueue:queues.clusterQueues[0].fairSharing.weight: "
@@ -61,15 +66,16 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     # --- unknown keys
     "unknown-config-key-typo": (
         # The allowed keys are generated from StackConfig and grow with it.
-        ("inventroy", "unknown config key; allowed keys: kueue, inventory, queues, "),
+        ("inventroy", "unknown config key (did you mean 'inventory'?); allowed keys: kueue, inventory, queues, "),
         "aiperf-kueue:inventory: required, but not set",
     ),
     "unknown-pool-field": (
-        "aiperf-kueue:inventory.pools[1].gpu: unknown key 'gpu'; allowed: name, nodes, cpu, memory, gpus, "
-        "gpuResource, extraResources, nodeLabels, tolerations, nodeTaints, cpuAndMemoryFor",
+        "aiperf-kueue:inventory.pools[1].gpu: unknown key 'gpu' (did you mean 'gpus'?); allowed: name, nodes, "
+        "cpu, memory, gpus, gpuResource, extraResources, nodeLabels, tolerations, nodeTaints, cpuAndMemoryFor",
     ),
     "unknown-cluster-queue-field": (
-        "aiperf-kueue:queues.clusterQueues[0].borrowLimit: unknown key 'borrowLimit'; allowed: name, share, "
+        "aiperf-kueue:queues.clusterQueues[0].borrowLimit: unknown key 'borrowLimit' (did you mean "
+        "'borrowingLimit'?); allowed: name, share, "
         "nominalQuota, borrowingLimit, lendingLimit, preemption, queueingStrategy, flavorFungibility, "
         "fairSharing, stopPolicy, namespaces",
     ),
@@ -80,19 +86,23 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "missing-cluster-queue-name": ("aiperf-kueue:queues.clusterQueues[1].name: required, but not set",),
     "taint-missing-effect": ("aiperf-kueue:inventory.pools[1].nodeTaints[0].effect: required, but not set",),
     # --- wrong types
-    "pools-as-mapping": (("inventory.pools", "must be a list, got {'cpu': {"),),
+    "pools-as-mapping": (
+        "aiperf-kueue:inventory.pools: must be a list, got {cpu: {cpu: '16', memory: '64Gi', nodes: 2}}",
+    ),
     "namespace-create-not-bool": (
         "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'maybe'",
     ),
     "share-not-a-number": (
-        "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, got 'half'",
+        "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, such as 25, 12.5 or "
+        "\"12.5%\", got 'half'",
     ),
     # Strict: a bool is not a number, a string is not a bool.
-    "pool-gpus-true": ("aiperf-kueue:inventory.pools[1].gpus: must be a whole number, got True",),
-    "pool-nodes-true": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number, got True",),
-    "priority-value-true": ("aiperf-kueue:priorityClasses[0].value: must be a whole number, got True",),
+    "pool-gpus-true": ("aiperf-kueue:inventory.pools[1].gpus: must be a whole number (e.g. gpus: 8), got true",),
+    "pool-nodes-true": ("aiperf-kueue:inventory.pools[0].nodes: must be a whole number (e.g. nodes: 8), got true",),
+    "priority-value-true": ("aiperf-kueue:priorityClasses[0].value: must be a whole number (e.g. value: 8), got true",),
     "namespace-create-string-no": (
-        "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'no'",
+        "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'no' (YAML "
+        "1.2, which Pulumi reads, has only true and false)",
     ),
     # --- names
     "pool-name-uppercase": (f"aiperf-kueue:inventory.pools[1].name: {DNS_LABEL}, got 'GPU-H100'",),
@@ -107,7 +117,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "priority-class-name-underscore": (f"aiperf-kueue:priorityClasses[0].name: {DNS_LABEL}, got 'benchmark_high'",),
     "cohort-name-uppercase": (f"aiperf-kueue:queues.cohort: {DNS_LABEL}, got 'Benchmarks'",),
     "namespace-name-trailing-newline": (
-        f"aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: {DNS_LABEL}, got 'aiperf-benchmarks\\n'",
+        f'aiperf-kueue:queues.clusterQueues[1].namespaces[0].name: {DNS_LABEL}, got "aiperf-benchmarks\\n"',
     ),
     "node-label-value-invalid": (
         "aiperf-kueue:inventory.pools[0].nodeLabels.node-pool: "
@@ -120,7 +130,10 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "share-and-nominal-quota-neither": (
         "aiperf-kueue:queues.clusterQueues[1]: set exactly one of share and nominalQuota; neither is set",
     ),
-    "share-120": ("aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, got 120",),
+    "share-120": (
+        "aiperf-kueue:queues.clusterQueues[0].share: must be a percentage from 0 to 100, such as 25, 12.5 or "
+        '"12.5%", got 120',
+    ),
     "share-unknown-pool": (
         "aiperf-kueue:queues.clusterQueues[1].share.gpu-h200: unknown pool 'gpu-h200'; pools: cpu, gpu",
     ),

@@ -156,7 +156,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "'default')",
     ),
     "retain-on-delete-string": (
-        "aiperf-kueue:jobs[0].retainOnDelete: llama-latency: must be true or false, got 'yes'",
+        "aiperf-kueue:jobs[0].retainOnDelete: llama-latency: must be true or false, got 'yes' (YAML 1.2, "
+        "which Pulumi reads, has only true and false)",
     ),
     "scheduling-set-by-hand": (
         "aiperf-kueue:jobs[0].spec.scheduling: llama-latency: is set by aiperf-kueue from the job's queue and "
@@ -170,10 +171,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "aiperf-kueue:jobs[0].spec.sweep: llama-latency: AIPerfJob.spec.sweep must be omitted; declare a "
         "concurrency sweep in aiperf-kueue:sweeps",
     ),
-    "sweep-concurrency-bool": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got True",),
-    "sweep-concurrency-float": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got 8.0",),
+    "sweep-concurrency-bool": (
+        "aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number (e.g. concurrency: 8), got true",
+    ),
+    "sweep-concurrency-float": (
+        "aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number (e.g. concurrency: 8), got 8.5",
+    ),
     "sweep-concurrency-string": (
-        "aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number, got '8'",
+        "aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be a whole number (e.g. concurrency: 8), "
+        "got '8', text because of its quotes",
     ),
     "sweep-concurrency-zero": ("aiperf-kueue:sweeps[0].concurrency[0]: llama-sweep: must be >= 1, got 0",),
     "sweep-duplicate-concurrency": (
@@ -216,7 +222,8 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "'default')",
     ),
     "sweep-requests-per-concurrency-string": (
-        "aiperf-kueue:sweeps[0].requestsPerConcurrency: llama-sweep: must be a whole number, got '10'",
+        "aiperf-kueue:sweeps[0].requestsPerConcurrency: llama-sweep: must be a whole number (e.g. "
+        "requestsPerConcurrency: 8), got '10', text because of its quotes",
     ),
     "sweep-undefined-priority-class": (
         "aiperf-kueue:sweeps[0].priorityClass: llama-sweep: unknown WorkloadPriorityClass 'benchmark-urgent'; "
@@ -246,11 +253,11 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "declared: benchmark-high, benchmark-low (aiperf-kueue:priorityClasses)",
     ),
     "unknown-endpoint-key": (
-        "aiperf-kueue:jobs[0].spec.benchmark.endpoint.url: llama-latency: unknown key 'url'; allowed: urls, "
-        "urlStrategy, type, path, apiKey, timeout, streaming, transport, connectionReuse, useLegacyMaxTokens, "
-        "useServerTokenCount, perChunkUsage, template, headers, extra, downloadVideoContent, "
-        "requestContentType, sessionHeader, uuidAndStrip, waitForModelTimeout, waitForModelInterval, "
-        "waitForModelMode, resetKvCache, serverProfiler",
+        "aiperf-kueue:jobs[0].spec.benchmark.endpoint.url: llama-latency: unknown key 'url' (did you mean "
+        "'urls'?); allowed: urls, urlStrategy, type, path, apiKey, timeout, streaming, transport, "
+        "connectionReuse, useLegacyMaxTokens, useServerTokenCount, perChunkUsage, template, headers, extra, "
+        "downloadVideoContent, requestContentType, sessionHeader, uuidAndStrip, waitForModelTimeout, "
+        "waitForModelInterval, waitForModelMode, resetKvCache, serverProfiler",
     ),
     "unknown-namespace": (
         "aiperf-kueue:jobs[0].namespace: llama-latency: namespace 'bench-nowhere' belongs to no ClusterQueue, "

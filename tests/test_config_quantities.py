@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aiperf_kueue import quantity
+from aiperf_kueue.display import show
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.manifests import cluster_queue
 from tests.support import plan_values
@@ -131,6 +132,6 @@ def test_a_fair_sharing_weight_that_is_no_quantity_is_rejected(given: Any) -> No
     message = (
         "must be >= 0, got '-1'"
         if given == "-1"
-        else f'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got {given!r}'
+        else f'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got {show(given)}'
     )
     assert err.value.lines() == [f"test.yaml: aiperf-kueue:queues.clusterQueues[0].fairSharing.weight: {message}"]

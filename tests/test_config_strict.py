@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from aiperf_kueue.config.base import dns_label, label_value, qualified_name
+from aiperf_kueue.display import quoted
 from aiperf_kueue.errors import ConfigError, key_path
 from aiperf_kueue.loader import parse_config
 
@@ -67,20 +68,32 @@ THRESHOLD = ("queues", "clusterQueues", 0, "preemption", "borrowWithinCohort", "
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        ((*POOL, "gpus"), True, "must be a whole number, got True"),
-        ((*POOL, "gpus"), 8.0, "must be a whole number, got 8.0"),
-        ((*POOL, "gpus"), "8", "must be a whole number, got '8'"),
-        ((*POOL, "nodes"), True, "must be a whole number, got True"),
-        ((*POOL, "nodes"), False, "must be a whole number, got False"),
-        (("priorityClasses", 0, "value"), True, "must be a whole number, got True"),
-        ((*TOLERATION, "tolerationSeconds"), True, "must be a whole number, got True"),
-        (THRESHOLD, True, "must be a whole number, got True"),
+        ((*POOL, "gpus"), True, "must be a whole number (e.g. gpus: 8), got true"),
+        ((*POOL, "gpus"), 8.0, "must be a whole number (e.g. gpus: 8), got 8.0"),
+        ((*POOL, "gpus"), "8", "must be a whole number (e.g. gpus: 8), got '8', text because of its quotes"),
+        ((*POOL, "nodes"), True, "must be a whole number (e.g. nodes: 8), got true"),
+        ((*POOL, "nodes"), False, "must be a whole number (e.g. nodes: 8), got false"),
+        (("priorityClasses", 0, "value"), True, "must be a whole number (e.g. value: 8), got true"),
+        ((*TOLERATION, "tolerationSeconds"), True, "must be a whole number (e.g. tolerationSeconds: 8), got true"),
+        (THRESHOLD, True, "must be a whole number (e.g. maxPriorityThreshold: 8), got true"),
         (THRESHOLD, 2**31, "must be <= 2147483647, got 2147483648"),
         (THRESHOLD, -(2**31) - 1, "must be >= -2147483648, got -2147483649"),
-        ((*NAMESPACE, "create"), "no", "must be true or false, got 'no'"),
+        (
+            (*NAMESPACE, "create"),
+            "no",
+            "must be true or false, got 'no' (YAML 1.2, which Pulumi reads, has only true and false)",
+        ),
         ((*NAMESPACE, "create"), 0, "must be true or false, got 0"),
-        ((*NAMESPACE, "defaultQueue"), "yes", "must be true or false, got 'yes'"),
-        ((*NAMESPACE, "defaultQueueAnnotation"), "false", "must be true or false, got 'false'"),
+        (
+            (*NAMESPACE, "defaultQueue"),
+            "yes",
+            "must be true or false, got 'yes' (YAML 1.2, which Pulumi reads, has only true and false)",
+        ),
+        (
+            (*NAMESPACE, "defaultQueueAnnotation"),
+            "false",
+            "must be true or false, got 'false', text because of its quotes",
+        ),
         ((*NAMESPACE, "retainOnDelete"), 1, "must be true or false, got 1"),
     ],
 )
@@ -101,7 +114,8 @@ def test_toleration_seconds_is_int64() -> None:
     toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}
     assert problems((*POOL, "tolerations"), [{**toleration, "tolerationSeconds": 2**63 - 1}]) == []
     assert problems((*POOL, "tolerations"), [{**toleration, "tolerationSeconds": 2**63}]) == [
-        f"test.yaml: aiperf-kueue:{key_path(*seconds)}: must be <= 9223372036854775807, got 9223372036854775808"
+        f"test.yaml: aiperf-kueue:{key_path(*seconds)}: must be <= 9223372036854775807, got 9223372036854775808 "
+        "(past int64 Pulumi reads an integer as a float, so its last digits may differ)"
     ]
 
 
@@ -139,7 +153,7 @@ def test_dns_labels_must_match_in_full(name: str) -> None:
         dns_label(name)
     assert problems((*NAMESPACE, "name"), name) == [
         f"test.yaml: aiperf-kueue:{key_path(*NAMESPACE, 'name')}: must be a DNS-1123 label (lower-case letters, "
-        f"digits and '-', starting and ending with a letter or digit), got {name!r}"
+        f"digits and '-', starting and ending with a letter or digit), got {quoted(name)}"
     ]
 
 
@@ -160,7 +174,7 @@ QUALIFIED = "must be a qualified name ([prefix/]name, name at most 63 characters
 def test_qualified_names_must_match_in_full(key: str, message: str) -> None:
     with pytest.raises(ValueError) as err:
         qualified_name(key)
-    assert str(err.value) == f"{message}, got {key!r}"
+    assert str(err.value) == f"{message}, got {quoted(key)}"
 
 
 @pytest.mark.parametrize("key", ["node-pool", "example.com/gpu", "nvidia.com/gpu", "A_b.c"])
@@ -185,26 +199,37 @@ def test_a_label_key_with_a_newline_is_one_problem_line() -> None:
     assert "\n" not in line
     assert line.startswith('test.yaml: aiperf-kueue:inventory.pools[1].nodeLabels["pool\\n"]')
     assert line.endswith(
-        "must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), got 'pool\\n'"
+        'must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), got "pool\\n"'
     )
 
 
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        (("kueue", "protect"), "no", "aiperf-kueue:kueue.protect: must be true or false, got 'no'"),
+        (
+            ("kueue", "protect"),
+            "no",
+            "aiperf-kueue:kueue.protect: must be true or false, got 'no' (YAML 1.2, "
+            "which Pulumi reads, has only true and false)",
+        ),
         (
             ("kueue", "readiness", "attempts"),
             "3",
-            "aiperf-kueue:kueue.readiness.attempts: must be a whole number, got '3'",
+            "aiperf-kueue:kueue.readiness.attempts: must be a whole number (e.g. attempts: 8), got '3', text "
+            "because of its quotes",
         ),
         (
             ("kueue", "readiness", "intervalSeconds"),
             True,
-            "aiperf-kueue:kueue.readiness.intervalSeconds: must be a number, got True",
+            "aiperf-kueue:kueue.readiness.intervalSeconds: must be a number, got true",
         ),
         (("jobset", "install"), 1, "aiperf-kueue:jobset.install: must be true or false, got 1"),
-        (("operator", "protectCrds"), "yes", "aiperf-kueue:operator.protectCrds: must be true or false, got 'yes'"),
+        (
+            ("operator", "protectCrds"),
+            "yes",
+            "aiperf-kueue:operator.protectCrds: must be true or false, got "
+            "'yes' (YAML 1.2, which Pulumi reads, has only true and false)",
+        ),
     ],
 )
 def test_install_settings_take_their_own_type(path: tuple[str, ...], value: Any, expected: str) -> None:

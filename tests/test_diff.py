@@ -23,7 +23,7 @@ from aiperf_kueue.offline.diff import (
     replace_triggers,
     resource_key,
 )
-from tests.support import ROOT
+from tests.support import COMMITTED_STACKS, ROOT
 
 DIFF_STACKS = ROOT / "tests" / "diff_stacks"
 PROD_FILE = ROOT / "stacks" / "Pulumi.prod.yaml"
@@ -388,11 +388,11 @@ def test_bad_revision_and_missing_stack_are_one_line_errors(repo: Path, capsys: 
     printed = capsys.readouterr()
     assert printed.out == ""
     assert printed.err.splitlines() == [
-        "no-such-rev:stacks/Pulumi.prod.yaml: aiperf-kueue:: cannot read stack file at revision 'no-such-rev': "
+        "no-such-rev:stacks/Pulumi.prod.yaml: cannot read stack file at revision 'no-such-rev': "
         "fatal: invalid object name 'no-such-rev'.",
-        "HEAD:stacks/Pulumi.nope.yaml: aiperf-kueue:: cannot read stack file at revision 'HEAD': "
+        "HEAD:stacks/Pulumi.nope.yaml: cannot read stack file at revision 'HEAD': "
         "fatal: path 'stacks/Pulumi.nope.yaml' does not exist in 'HEAD'",
-        "-p:stacks/Pulumi.prod.yaml: aiperf-kueue:: expected REV:STACK, e.g. origin/main:prod",
+        "-p:stacks/Pulumi.prod.yaml: expected REV:STACK, e.g. origin/main:prod",
     ]
 
 
@@ -407,9 +407,9 @@ def test_missing_stack_and_invalid_head_exit_2_like_plan(tmp_path: Path, capsys:
     printed = capsys.readouterr()
     assert printed.out == ""
     assert printed.err.splitlines() == [
-        "stacks/Pulumi.nope.yaml: aiperf-kueue:: cannot read stack file: No such file or directory",
+        f"stacks/Pulumi.nope.yaml: no stack 'nope'; stacks in stacks/: {', '.join(COMMITTED_STACKS)}",
         f"{bad}: aiperf-kueue:inventory.pools[0].nodes: must be >= 1, got 0",
-        f"{empty}: aiperf-kueue:: no resources.json here: expected a 'plan --out' directory or a stack",
+        f"{empty}: no resources.json here: expected a 'plan --out' directory or a stack",
     ]
     assert "Traceback" not in printed.err
 
@@ -434,17 +434,17 @@ def test_plan_directories_of_the_wrong_shape_are_exit_2(tmp_path: Path, capsys: 
     printed = capsys.readouterr()
     assert printed.out == ""
     assert printed.err.splitlines() == [
-        f"{cases[0]}/resources.json: aiperf-kueue:: [0]: must be a resource (a mapping with urn, type, name, inputs) "
+        f"{cases[0]}/resources.json: [0]: must be a resource (a mapping with urn, type, name, inputs) "
         "as 'plan' writes it, got 1",
-        f"{cases[0]}/resources.json: aiperf-kueue:: [1]: must be a resource (a mapping with urn, type, name, inputs) "
+        f"{cases[0]}/resources.json: [1]: must be a resource (a mapping with urn, type, name, inputs) "
         "as 'plan' writes it, got 2",
-        f"{cases[1]}/plan.json: aiperf-kueue:: must be a mapping as 'plan' writes it, got a list",
-        f"{cases[2]}/resources.json: aiperf-kueue:: [0].urn: must be a string, got 7",
-        f"{cases[2]}/resources.json: aiperf-kueue:: [0].protect: must be true or false, got 'yes'",
-        f"{cases[2]}/resources.json: aiperf-kueue:: [0].replaceOnChanges: not a property path: 'spec..x'",
-        f"{cases[3]}/plan.json: aiperf-kueue:: warnings: must be a list of strings, got 'w'",
-        f"{cases[3]}/plan.json: aiperf-kueue:: quotas: must be {{ClusterQueue: {{flavor: {{resource: quantity}}}}}}, "
-        "got {'cq': ['8']}",
+        f"{cases[1]}/plan.json: must be a mapping as 'plan' writes it, got a list",
+        f"{cases[2]}/resources.json: [0].urn: must be a string, got 7",
+        f"{cases[2]}/resources.json: [0].protect: must be true or false, got 'yes'",
+        f"{cases[2]}/resources.json: [0].replaceOnChanges: not a property path: 'spec..x'",
+        f"{cases[3]}/plan.json: warnings: must be a list of strings, got 'w'",
+        f"{cases[3]}/plan.json: quotas: must be {{ClusterQueue: {{flavor: {{resource: quantity}}}}}}, "
+        "got {cq: ['8']}",
     ]
 
 
@@ -453,5 +453,5 @@ def test_diff_out_must_not_be_a_directory(tmp_path: Path, capsys: pytest.Capture
     printed = capsys.readouterr()
     assert (printed.out, printed.err) == (
         "",
-        f"{tmp_path}: aiperf-kueue:: --out is a directory: diff writes the report to a file\n",
+        f"{tmp_path}: --out is a directory: diff writes the report to a file\n",
     )

@@ -130,7 +130,7 @@ def test_the_programs_validation_reuses_plans_once() -> None:
     assert stack_plan.plan_values(again, "b.yaml") is first
     assert stack_plan.plan_values(again, "b.yaml") is not first
     # Different values (here: a type) are planned on their own.
-    again["inventory"]["headroom"] = str(again["inventory"]["headroom"])
+    again["inventory"]["headroom"] = f"{again['inventory']['headroom']}%"
     assert stack_plan.plan_values(again, "c.yaml") is not first
 
 

@@ -155,7 +155,10 @@ def test_a_stack_file_that_is_not_yaml(tmp_path: Path) -> None:
     nodes = write(tmp_path, node_list(node("w-1")))
     code, out, err = run("inventory", "import", str(nodes), "--stack", str(stack))
     assert (code, out) == (2, "")
-    assert err.startswith(f"{stack}: aiperf-kueue:: not valid YAML: ")
+    assert err == (
+        f"{stack}: aiperf-kueue:inventory: not valid YAML at line 3, column 1: did not find expected node content "
+        "(while parsing a flow node)\n"
+    )
     assert stack.read_text() == "config:\n  aiperf-kueue:inventory: [\n"
 
 
@@ -195,7 +198,7 @@ def test_drift_bad_input_exits_2(tmp_path: Path) -> None:
     assert run("drift", "prod", str(nodes), "--out", str(tmp_path)) == (
         2,
         "",
-        f"{tmp_path}: aiperf-kueue:: --out is a directory: drift writes one JSON file\n",
+        f"{tmp_path}: --out is a directory: drift writes one JSON file\n",
     )
 
 

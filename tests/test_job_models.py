@@ -239,11 +239,20 @@ def test_enum_errors(data: dict[str, Any], expected: dict[str, str]) -> None:
     ("data", "expected"),
     [
         (base(connectionsPerWorker=0), {"connectionsPerWorker": "must be >= 1, got 0"}),
-        (base(connectionsPerWorker="100"), {"connectionsPerWorker": "must be a whole number, got '100'"}),
+        (
+            base(connectionsPerWorker="100"),
+            {
+                "connectionsPerWorker": "must be a whole number (e.g. "
+                "connectionsPerWorker: 8), got '100', text because of its quotes"
+            },
+        ),
         (base(timeoutSeconds=-1), {"timeoutSeconds": "must be >= 0, got -1"}),
         (base(timeoutSeconds="1h"), {"timeoutSeconds": "must be a number, got '1h'"}),
         (base(resultsTtlDays=400), {"resultsTtlDays": "must be <= 365, got 400"}),
-        (base(cancel="yes"), {"cancel": "must be true or false, got 'yes'"}),
+        (
+            base(cancel="yes"),
+            {"cancel": "must be true or false, got 'yes' (YAML 1.2, which Pulumi reads, has only true and false)"},
+        ),
         (base(multiRun={"confidenceLevel": 1}), {"multiRun.confidenceLevel": "must be < 1, got 1"}),
         (
             with_benchmark(runtime={"workersPerPod": 101}),
@@ -260,7 +269,7 @@ def test_enum_errors(data: dict[str, Any], expected: dict[str, str]) -> None:
         ),
         (
             with_benchmark(phases=[{"name": "profiling", "type": "concurrency", "concurrency": "{{ c }}"}]),
-            {"benchmark.phases[0].concurrency": "must be a whole number, got '{{ c }}'"},
+            {"benchmark.phases[0].concurrency": "must be a whole number (e.g. concurrency: 8), got '{{ c }}'"},
         ),
         (
             with_benchmark(phases=[{"name": "1st", "kind": "profiling", "type": "concurrency", "requests": 1}]),
@@ -398,7 +407,7 @@ def test_bounds_and_types(data: dict[str, Any], expected: dict[str, str]) -> Non
         ),
         (
             with_benchmark(runtime={"workers": "auto"}),
-            {"benchmark.runtime.workers": "must be a whole number, got 'auto'"},
+            {"benchmark.runtime.workers": "must be a whole number (e.g. workers: 8), got 'auto'"},
         ),
         (
             with_benchmark(gpuTelemetry={"enabled": "no"}),
@@ -434,6 +443,10 @@ def test_unknown_keys() -> None:
     }
     assert problems(AIPerfJobSpec, with_benchmark(networkLatency={"x": 1})) == {
         "benchmark.networkLatency": "unknown key 'x'"
+    }
+    # A near miss names the key meant, in closed and keys-only objects alike.
+    assert problems(AIPerfJobSpec, with_benchmark(tokenizer={"revison": "main"})) == {
+        "benchmark.tokenizer": "unknown key 'revison' (did you mean 'revision'?)"
     }
 
 
@@ -558,32 +571,58 @@ def test_sweep_field_errors() -> None:
     ("model", "data", "expected"),
     [
         # A bool is an int in Python: without strict types true became concurrency 1 (job "-c1").
-        (Sweep, sweep(concurrency=[True, 8]), {"concurrency[0]": "must be a whole number, got True"}),
-        (Sweep, sweep(concurrency=["8"]), {"concurrency[0]": "must be a whole number, got '8'"}),
-        (Sweep, sweep(concurrency=[8.0]), {"concurrency[0]": "must be a whole number, got 8.0"}),
-        (Sweep, sweep(requestsPerConcurrency="10"), {"requestsPerConcurrency": "must be a whole number, got '10'"}),
-        (Sweep, sweep(requestsPerConcurrency=True), {"requestsPerConcurrency": "must be a whole number, got True"}),
-        (Sweep, sweep(retainOnDelete="yes"), {"retainOnDelete": "must be true or false, got 'yes'"}),
+        (
+            Sweep,
+            sweep(concurrency=[True, 8]),
+            {"concurrency[0]": "must be a whole number (e.g. concurrency: 8), got true"},
+        ),
+        (
+            Sweep,
+            sweep(concurrency=["8"]),
+            {"concurrency[0]": "must be a whole number (e.g. concurrency: 8), got '8', text because of its quotes"},
+        ),
+        (Sweep, sweep(concurrency=[8.0]), {"concurrency[0]": "must be a whole number (e.g. concurrency: 8), got 8.0"}),
+        (
+            Sweep,
+            sweep(requestsPerConcurrency="10"),
+            {
+                "requestsPerConcurrency": "must be a whole number (e.g. "
+                "requestsPerConcurrency: 8), got '10', text because of its quotes"
+            },
+        ),
+        (
+            Sweep,
+            sweep(requestsPerConcurrency=True),
+            {"requestsPerConcurrency": "must be a whole number (e.g. requestsPerConcurrency: 8), got true"},
+        ),
+        (
+            Sweep,
+            sweep(retainOnDelete="yes"),
+            {
+                "retainOnDelete": "must be true or false, got 'yes' (YAML 1.2, "
+                "which Pulumi reads, has only true and false)"
+            },
+        ),
         (Sweep, sweep(retainOnDelete=0), {"retainOnDelete": "must be true or false, got 0"}),
         (
             Job,
             {"name": "a", "namespace": "bench", "spec": base(), "retainOnDelete": "false"},
-            {"retainOnDelete": "must be true or false, got 'false'"},
+            {"retainOnDelete": "must be true or false, got 'false', text because of its quotes"},
         ),
         (
             OperatorSizing,
             {"eventBusSidecarEnabled": "false"},
-            {"eventBusSidecarEnabled": "must be true or false, got 'false'"},
+            {"eventBusSidecarEnabled": "must be true or false, got 'false', text because of its quotes"},
         ),
         (
             OperatorSizing,
             {"recordProcessorScaleFactor": 2.0},
-            {"recordProcessorScaleFactor": "must be a whole number, got 2.0"},
+            {"recordProcessorScaleFactor": "must be a whole number (e.g. recordProcessorScaleFactor: 8), got 2.0"},
         ),
         (
             OperatorSizing,
             {"recordProcessorScaleFactor": True},
-            {"recordProcessorScaleFactor": "must be a whole number, got True"},
+            {"recordProcessorScaleFactor": "must be a whole number (e.g. recordProcessorScaleFactor: 8), got true"},
         ),
     ],
 )

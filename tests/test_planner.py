@@ -185,7 +185,8 @@ def test_canonical_quantities() -> None:
 
 
 def _decimal(value: Fraction) -> str:
-    return str(Decimal(value.numerator) / Decimal(value.denominator))
+    # Exact, as text: a percentage written as text carries its unit.
+    return f"{Decimal(value.numerator) / Decimal(value.denominator)}%"
 
 
 # Property: any valid inventory and shares → per pool and resource, Σ quota ≤ total, = total at 100%.
@@ -244,7 +245,7 @@ def test_quotas_never_exceed_and_at_100_percent_equal_the_pool_total(
 # --- shares given as floats
 
 
-@pytest.mark.parametrize("third", [33.333333333333333, 33.33333333333333, "33.333333333333333"])
+@pytest.mark.parametrize("third", [33.333333333333333, 33.33333333333333, "33.333333333333333%"])
 def test_float_thirds_count_as_100_percent_and_hand_out_everything(third: Any) -> None:
     # 33.333333333333333 arrives as the float 33.333333333333336 (sum 100.000000000000008);
     # 33.33333333333333 sums to 99.99999999999999. Both are within SHARE_SLACK of 100.

@@ -252,4 +252,6 @@ def test_label_values_yaml_would_misread_are_quoted() -> None:
 def test_a_stack_file_that_is_not_yaml_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as caught:
         set_inventory("config:\n  a: [\n", "Pulumi.test.yaml", lambda found: found)
-    assert caught.value.lines()[0].startswith("Pulumi.test.yaml: aiperf-kueue:: not valid YAML: ")
+    assert caught.value.lines() == [
+        "Pulumi.test.yaml: not valid YAML at line 3, column 1: expected the node content, but found '<stream end>'"
+    ]

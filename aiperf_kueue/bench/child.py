@@ -62,7 +62,7 @@ def measure_program(target: int, records: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="aiperf-kueue-bench-") as tmp:
         out = Path(tmp) / "out"
         # The stack "file" is the generated fleet, already in memory.
-        def generated(path: Path) -> StackFile:
+        def generated(path: Path, source: str | None = None) -> StackFile:
             return StackFile(values, set(), {})
 
         cli.read_stack = generated  # type: ignore[attr-defined]  # the name the CLI calls

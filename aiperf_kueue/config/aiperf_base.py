@@ -13,11 +13,13 @@ from pydantic import ConfigDict, PlainValidator, model_validator
 from pydantic.alias_generators import to_camel
 
 from aiperf_kueue.config.base import Model
+from aiperf_kueue.display import show
+from aiperf_kueue.suggest import did_you_mean
 
 
 def _number(value: Any) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"must be a number, got {value!r}")
+        raise ValueError(f"must be a number, got {show(value)}")
     return value
 
 
@@ -39,7 +41,9 @@ class CrdModel(Model):
             aliases = {f.alias or n for n, f in cls.model_fields.items()}
             for key in data:
                 if isinstance(key, str) and key not in aliases and to_camel(key) in aliases:
-                    raise ValueError(f"unknown key {key!r}: the AIPerfJob CRD uses camelCase, write {to_camel(key)!r}")
+                    raise ValueError(
+                        f"unknown key {show(key)}: the AIPerfJob CRD uses camelCase, write {show(to_camel(key))}"
+                    )
         return data
 
 
@@ -54,12 +58,16 @@ class KeysOnly(CrdModel):
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError(f"must be a mapping, got {data!r}")
+            raise ValueError(f"must be a mapping, got {show(data)}")
         allowed = cls.KEYS | {f.alias or n for n, f in cls.model_fields.items()}
         for key in data:
             if key in allowed:
                 continue
             if isinstance(key, str) and to_camel(key) in allowed:
-                raise ValueError(f"unknown key {key!r}: the AIPerfJob CRD uses camelCase, write {to_camel(key)!r}")
-            raise ValueError(f"unknown key {key!r}; allowed: {', '.join(sorted(allowed))}")
+                raise ValueError(
+                    f"unknown key {show(key)}: the AIPerfJob CRD uses camelCase, write {show(to_camel(key))}"
+                )
+            raise ValueError(
+                f"unknown key {show(key)}{did_you_mean(str(key), allowed)}; allowed: {', '.join(sorted(allowed))}"
+            )
         return data

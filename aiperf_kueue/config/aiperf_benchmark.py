@@ -17,6 +17,8 @@ from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, mo
 from aiperf_kueue.config.aiperf_base import CrdModel, KeysOnly, Number
 from aiperf_kueue.config.aiperf_endpoint import NON_TOKENIZING_TYPES, Endpoint
 from aiperf_kueue.config.aiperf_phases import Phase
+from aiperf_kueue.display import show
+from aiperf_kueue.suggest import did_you_mean
 
 
 class Runtime(CrdModel):
@@ -74,13 +76,13 @@ class Runtime(CrdModel):
 def _models(value: Any) -> Any:
     if isinstance(value, str):
         raise ValueError(
-            f"must be a list of model names or a mapping with items, got the string {value!r}: AIPerf 0.13.0 "
+            f"must be a list of model names or a mapping with items, got the string {show(value)}: AIPerf 0.13.0 "
             "fails such a job after its preflight (\"'str' object has no attribute 'get'\"); write "
             f"models: [{value}] or the shorthand model: {value}"
         )
     if isinstance(value, list):
         if not value or not all(isinstance(m, str) and m for m in value):
-            raise ValueError(f"must be a non-empty list of model names, got {value!r}")
+            raise ValueError(f"must be a non-empty list of model names, got {show(value)}")
         return value
     if isinstance(value, dict):
         items = value.get("items")
@@ -88,9 +90,12 @@ def _models(value: Any) -> Any:
             raise ValueError("a models mapping needs a non-empty items list")
         unknown = sorted(set(value) - {"items", "strategy"})
         if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r}; allowed: items, strategy")
+            raise ValueError(
+                f"unknown key {show(unknown[0])}{did_you_mean(str(unknown[0]), ('items', 'strategy'))}; "
+                "allowed: items, strategy"
+            )
         return value
-    raise ValueError(f"must be a list of model names or a mapping with items, got {value!r}")
+    raise ValueError(f"must be a list of model names or a mapping with items, got {show(value)}")
 
 
 def _model(value: Any) -> Any:
@@ -107,12 +112,15 @@ def _telemetry(keys: frozenset[str]) -> Any:
         if isinstance(value, str):
             return value
         if not isinstance(value, dict):
-            raise ValueError(f"must be a URL or a mapping (e.g. {{enabled: false}}), got {value!r}")
+            raise ValueError(f"must be a URL or a mapping (e.g. {{enabled: false}}), got {show(value)}")
         unknown = sorted(set(value) - keys)
         if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(keys))}")
+            raise ValueError(
+                f"unknown key {show(unknown[0])}{did_you_mean(str(unknown[0]), keys)}; "
+                f"allowed: {', '.join(sorted(keys))}"
+            )
         if not isinstance(value.get("enabled", True), bool):
-            raise ValueError(f"enabled must be true or false, got {value['enabled']!r}")
+            raise ValueError(f"enabled must be true or false, got {show(value['enabled'])}")
         return value
 
     return PlainValidator(check)
@@ -322,13 +330,14 @@ class Benchmark(CrdModel):
         for phase in phases:
             if phase.name.lower() in seen:
                 raise ValueError(
-                    f"phase names must be unique ignoring case, {phase.name!r} repeats {seen[phase.name.lower()]!r}"
+                    f"phase names must be unique ignoring case, {show(phase.name)} repeats "
+                    f"{show(seen[phase.name.lower()])}"
                 )
             seen[phase.name.lower()] = phase.name
         if not any(p.effective_kind() == "profiling" for p in phases):
             raise ValueError("a phase of kind 'profiling' is required")
         if phases and phases[0].seamless:
-            raise ValueError(f"phase {phases[0].name!r} cannot be seamless: it is first")
+            raise ValueError(f"phase {show(phases[0].name)} cannot be seamless: it is first")
         if any(p.prefill_concurrency is not None for p in phases) and not self.endpoint.streaming:
             raise ValueError("prefillConcurrency requires endpoint.streaming")
         if self.tokenizer is not None and self.endpoint.effective_type() in NON_TOKENIZING_TYPES:

@@ -10,6 +10,8 @@ from urllib.parse import urlparse
 from pydantic import Field, PlainValidator, StrictBool, StrictStr, field_validator, model_validator
 
 from aiperf_kueue.config.aiperf_base import CrdModel, Number
+from aiperf_kueue.display import show
+from aiperf_kueue.suggest import did_you_mean
 
 REDACTED = "<redacted>"
 #: Pod env variables the operator accepts an endpoint's credentials from, when Secret-backed
@@ -69,14 +71,17 @@ def _control_hook(keys: frozenset[str], paths: tuple[str, ...]) -> Any:
         if value is None or isinstance(value, bool):
             return value
         if not isinstance(value, dict):
-            raise ValueError(f"must be true, false or a mapping, got {value!r}")
+            raise ValueError(f"must be true, false or a mapping, got {show(value)}")
         unknown = sorted(set(value) - keys)
         if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(keys))}")
+            raise ValueError(
+                f"unknown key {show(unknown[0])}{did_you_mean(str(unknown[0]), keys)}; "
+                f"allowed: {', '.join(sorted(keys))}"
+            )
         for key in paths:
             path = value.get(key)
             if path is not None and (not isinstance(path, str) or "://" in path or not path.startswith("/")):
-                raise ValueError(f"{key} must be a relative path starting with '/', got {path!r}")
+                raise ValueError(f"{key} must be a relative path starting with '/', got {show(path)}")
         return value
 
     return PlainValidator(check)
@@ -179,18 +184,20 @@ class Endpoint(CrdModel):
             if "://" not in url and url.partition(":")[0].lower() not in _FOREIGN_SCHEMES:
                 url = f"http://{url}"
             if url != url.strip() or any(ch.isspace() for ch in url):
-                raise ValueError(f"URL {url!r} contains whitespace")
+                raise ValueError(f"URL {show(url)} contains whitespace")
             parsed = urlparse(url)
             if not parsed.scheme or not parsed.netloc or not parsed.hostname:
-                raise ValueError(f"URL {url!r} is missing scheme or host; expected 'http://host:port'")
+                raise ValueError(f"URL {show(url)} is missing scheme or host; expected 'http://host:port'")
             if parsed.scheme.lower() not in ("http", "https"):
-                raise ValueError(f"URL {url!r} has unsupported scheme {parsed.scheme!r}; expected 'http' or 'https'")
+                raise ValueError(
+                    f"URL {show(url)} has unsupported scheme {show(parsed.scheme)}; expected 'http' or 'https'"
+                )
             try:
                 port = parsed.port
             except ValueError:
-                raise ValueError(f"URL {url!r} has an invalid port; ports are integers 1..65535") from None
+                raise ValueError(f"URL {show(url)} has an invalid port; ports are integers 1..65535") from None
             if port is not None and not 1 <= port <= 65535:
-                raise ValueError(f"URL {url!r} has port {port} outside the valid range 1..65535")
+                raise ValueError(f"URL {show(url)} has port {port} outside the valid range 1..65535")
         return urls
 
     def effective_type(self) -> str:

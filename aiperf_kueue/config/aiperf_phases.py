@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, model_validator
 
 from aiperf_kueue.config.aiperf_base import KeysOnly, Number
+from aiperf_kueue.display import show
 
 _PHASE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _WINDOWS_RESERVED = frozenset(
@@ -40,7 +41,7 @@ _TYPE_KEYS: dict[str, frozenset[str]] = {
 def _duration(value: Any) -> Any:
     # DurationSpec: seconds as a number, or a string such as "300", "5m", "2h".
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"must be seconds or a duration such as '5m', got {value!r}")
+        raise ValueError(f"must be seconds or a duration such as '5m', got {show(value)}")
     return value
 
 
@@ -100,18 +101,19 @@ class Phase(KeysOnly):
         name = self.name
         if not _PHASE_NAME.fullmatch(name):
             raise ValueError(
-                f"phase name must start with a letter or '_' and use only letters, digits, '_' and '-', got {name!r}"
+                "phase name must start with a letter or '_' and use only letters, digits, '_' and '-', "
+                f"got {show(name)}"
             )
         if name.split(".", 1)[0].upper() in _WINDOWS_RESERVED:
-            raise ValueError(f"phase name {name!r} is reserved by Windows and cannot name an artifact directory")
+            raise ValueError(f"phase name {show(name)} is reserved by Windows and cannot name an artifact directory")
         kind = self.effective_kind()
         if kind is None:
-            raise ValueError(f"phase {name!r}: kind is required for names other than warmup and profiling")
+            raise ValueError(f"phase {show(name)}: kind is required for names other than warmup and profiling")
         if name in ("warmup", "profiling") and kind != name:
-            raise ValueError(f"phase name {name!r} is reserved for kind {name!r}; got kind {kind!r}")
+            raise ValueError(f"phase name {show(name)} is reserved for kind {show(name)}; got kind {show(kind)}")
         if self.exclude_from_results is not None and self.exclude_from_results != (kind == "warmup"):
             raise ValueError(
-                f"phase {name!r}: excludeFromResults must be {str(kind == 'warmup').lower()} for kind {kind!r}"
+                f"phase {show(name)}: excludeFromResults must be {str(kind == 'warmup').lower()} for kind {show(kind)}"
             )
         extra = set(self.model_extra or {}) & frozenset().union(*_TYPE_KEYS.values())
         wrong = sorted(extra - _TYPE_KEYS[self.type])
@@ -119,26 +121,26 @@ class Phase(KeysOnly):
             if getattr(self, field) is not None and field not in _TYPE_KEYS[self.type]:
                 wrong.append(field)
         if wrong:
-            raise ValueError(f"phase {name!r}: a {self.type} phase has no {', '.join(sorted(wrong))}")
+            raise ValueError(f"phase {show(name)}: a {self.type} phase has no {', '.join(sorted(wrong))}")
         stops = (self.requests, self.duration, self.sessions)
         if self.type != "fixed_schedule" and all(s is None for s in stops):
-            raise ValueError(f"phase {name!r}: at least one of requests, duration or sessions must be set")
+            raise ValueError(f"phase {show(name)}: at least one of requests, duration or sessions must be set")
         if self.prefill_concurrency is not None and self.prefill_concurrency > self.effective_concurrency(0):
-            raise ValueError(f"phase {name!r}: prefillConcurrency must be <= concurrency")
+            raise ValueError(f"phase {show(name)}: prefillConcurrency must be <= concurrency")
         if self.grace_period is not None and self.duration is None:
-            raise ValueError(f"phase {name!r}: gracePeriod requires duration")
+            raise ValueError(f"phase {show(name)}: gracePeriod requires duration")
         if self.type in _RATE_TYPES:
             series = (self.model_extra or {}).get("rateSeries")
             if self.rate is None and series is None:
-                raise ValueError(f"phase {name!r}: a {self.type} phase needs rate or rateSeries")
+                raise ValueError(f"phase {show(name)}: a {self.type} phase needs rate or rateSeries")
             if self.rate is not None and series is not None:
-                raise ValueError(f"phase {name!r}: rate and rateSeries are mutually exclusive")
+                raise ValueError(f"phase {show(name)}: rate and rateSeries are mutually exclusive")
         if self.type == "user_centric":
             if self.users is None:
-                raise ValueError(f"phase {name!r}: a user_centric phase needs users")
+                raise ValueError(f"phase {show(name)}: a user_centric phase needs users")
             for stop, count in (("sessions", self.sessions), ("requests", self.requests)):
                 if count is not None and count < self.users:
-                    raise ValueError(f"phase {name!r}: {stop} ({count}) must be >= users ({self.users})")
+                    raise ValueError(f"phase {show(name)}: {stop} ({count}) must be >= users ({self.users})")
         return self
 
     def effective_kind(self) -> str | None:

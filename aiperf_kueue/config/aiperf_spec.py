@@ -28,6 +28,7 @@ from aiperf_kueue.aiperf_release import RECORD_PROCESSOR_CPU_ENV
 from aiperf_kueue.config.aiperf_base import CrdModel, Number
 from aiperf_kueue.config.aiperf_benchmark import Benchmark
 from aiperf_kueue.config.base import dns_label
+from aiperf_kueue.display import show
 
 #: AIPerf job ids (= AIPerfJob names) are DNS labels of at most this many characters: the JobSet
 #: ``aiperf-<id>`` and its pods' host names ``aiperf-<id>-workers-<i>-<j>`` must fit 63.
@@ -52,7 +53,7 @@ def job_name(value: str) -> str:
     dns_label(value)
     if len(value) > JOB_NAME_MAX:
         raise ValueError(
-            f"must be at most {JOB_NAME_MAX} characters (AIPerf job-id limit), got {len(value)} ({value!r})"
+            f"must be at most {JOB_NAME_MAX} characters (AIPerf job-id limit), got {len(value)} ({show(value)})"
         )
     return value
 
@@ -161,7 +162,7 @@ class PodTemplate(CrdModel):
                     quantity.parse(item["value"])
                 except ValueError:
                     raise ValueError(
-                        f"env[{i}] {RECORD_PROCESSOR_CPU_ENV} must be a CPU quantity, got {item['value']!r}"
+                        f"env[{i}] {RECORD_PROCESSOR_CPU_ENV} must be a CPU quantity, got {show(item['value'])}"
                     ) from None
         bad = [k for k in FORBIDDEN_EXTRA_POD_SPEC_KEYS if k in (self.extra_pod_spec or {})]
         if bad:

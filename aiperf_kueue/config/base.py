@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 from pydantic.alias_generators import to_camel
 
-from aiperf_kueue import quantity
+from aiperf_kueue import limits, quantity
+from aiperf_kueue.display import quoted, show
 
 # Always used with fullmatch: Go's regexp (and so the API server) has no "$ before a trailing
 # newline" exception, and a name ending in "\n" must not pass here and fail there.
@@ -34,11 +36,11 @@ class Model(BaseModel):
 def dns_label(value: str) -> str:
     """A DNS-1123 label: what Kueue object names must be to serve as label values."""
     if len(value) > 63:
-        raise ValueError(f"must be at most 63 characters, got {len(value)} ({value!r})")
+        raise ValueError(f"must be at most 63 characters, got {len(value)} ({quoted(value)})")
     if not _DNS_LABEL.fullmatch(value):
         raise ValueError(
             f"must be a DNS-1123 label (lower-case letters, digits and '-', starting and "
-            f"ending with a letter or digit), got {value!r}"
+            f"ending with a letter or digit), got {quoted(value)}"
         )
     return value
 
@@ -47,10 +49,11 @@ def qualified_name(value: str) -> str:
     """A Kubernetes qualified name (label key, resource name): ``[prefix/]name``."""
     prefix, slash, name = value.rpartition("/")
     if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
-        raise ValueError(f"prefix must be a DNS subdomain, got {value!r}")
+        raise ValueError(f"prefix must be a DNS subdomain, got {quoted(value)}")
     if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
         raise ValueError(
-            f"must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), got {value!r}"
+            f"must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.]), "
+            f"got {quoted(value)}"
         )
     return value
 
@@ -58,12 +61,12 @@ def qualified_name(value: str) -> str:
 def label_value(value: str) -> str:
     """A Kubernetes label value: at most 63 characters of ``[A-Za-z0-9-_.]``."""
     if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
-        raise ValueError(f"must be a label value (at most 63 characters of [A-Za-z0-9-_.]), got {value!r}")
+        raise ValueError(f"must be a label value (at most 63 characters of [A-Za-z0-9-_.]), got {quoted(value)}")
     return value
 
 
 def _quantity_text(value: Any) -> Any:
-    expected = f'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got {value!r}'
+    expected = f'must be a Kubernetes quantity such as "16", "1500m" or "64Gi", got {show(value)}'
     if isinstance(value, bool):
         raise ValueError(expected)
     if isinstance(value, (int, float)):
@@ -79,7 +82,7 @@ def _quantity_text(value: Any) -> Any:
 
 def _non_negative(value: str) -> str:
     if quantity.parse(value) < 0:
-        raise ValueError(f"must be >= 0, got {value!r}")
+        raise ValueError(f"must be >= 0, got {quoted(value)}")
     return value
 
 
@@ -88,6 +91,41 @@ QualifiedName = Annotated[str, AfterValidator(qualified_name)]
 LabelValue = Annotated[str, AfterValidator(label_value)]
 #: A Kubernetes quantity (``"16"``, ``"1500m"``, ``"64Gi"``), never negative.
 Quantity = Annotated[str, BeforeValidator(_quantity_text), AfterValidator(_non_negative)]
+
+
+def percent(value: Any) -> Decimal:
+    """A percentage written ``25``, ``12.5`` or ``"12.5%"`` (a YAML number, or text ending in ``%``),
+    from 0 to 100, with at most ``limits.MAX_DIGITS`` significant digits and a decimal exponent
+    within ``limits.MIN_EXPONENT..MAX_EXPONENT``: exact arithmetic on ``1e-999999999`` would
+    never end."""
+    expected = f'must be a percentage from 0 to 100, such as 25, 12.5 or "12.5%", got {show(value)}'
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        raise ValueError(expected)
+    if isinstance(value, str):
+        # Text only with its unit: a quoted "60" is text like a quoted count "8", refused alike.
+        text = value.removesuffix("%")
+        if text == value or len(text) > limits.MAX_DIGITS + 10 or not _PERCENT_TEXT.fullmatch(text):
+            raise ValueError(expected)
+    else:
+        text = str(value)
+    try:
+        number = Decimal(text)
+    except ArithmeticError:
+        raise ValueError(expected) from None
+    if not number.is_finite() or not 0 <= number <= 100:
+        raise ValueError(expected)
+    digits, exponent = number.as_tuple()[1:]
+    assert isinstance(exponent, int)
+    if number and (len(digits) > limits.MAX_DIGITS or not limits.MIN_EXPONENT <= exponent <= limits.MAX_EXPONENT):
+        raise ValueError(
+            f"must be a percentage with at most {limits.MAX_DIGITS} significant digits and "
+            f"{-limits.MIN_EXPONENT} decimal places, got {show(value)}"
+        )
+    return number
+
+
+_PERCENT_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
 #: Per pool, per resource quantities: ``{pool: {resource: quantity}}``.
 PoolQuantities = dict[str, dict[str, Quantity]]
 
@@ -102,5 +140,7 @@ Flag = Annotated[bool, Strict()]
 Number = Annotated[float, Strict()]
 #: A CRD ``format: int32`` field.
 Int32 = Annotated[int, Strict(), Field(ge=-(2**31), le=2**31 - 1)]
+#: A percentage: ``25``, ``12.5`` or ``"12.5%"`` (see :func:`percent`).
+Percent = Annotated[Decimal, BeforeValidator(percent)]
 #: A CRD ``format: int64`` field.
 Int64 = Annotated[int, Strict(), Field(ge=-(2**63), le=2**63 - 1)]

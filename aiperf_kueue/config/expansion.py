@@ -13,6 +13,7 @@ from typing import Any
 
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.jobs import Job, Sweep
+from aiperf_kueue.display import show
 from aiperf_kueue.errors import ConfigError, Problem, key_path
 
 
@@ -88,7 +89,7 @@ def expand_sweeps(jobs: Sequence[Job], sweeps: Sequence[Sweep], source: str) -> 
     resources: dict[str, JobEntry] = {}
     for entry in entries:
         key = (entry.namespace, entry.name)
-        made_by = f" (sweep {entry.sweep!r})" if entry.sweep else ""
+        made_by = f" (sweep {show(entry.sweep)})" if entry.sweep else ""
         where = key_path(*entry.origin, "name") if entry.sweep is None else key_path(*entry.origin)
         if key in first:
             other = first[key]
@@ -96,7 +97,7 @@ def expand_sweeps(jobs: Sequence[Job], sweeps: Sequence[Sweep], source: str) -> 
                 Problem(
                     where,
                     f"AIPerfJob {entry.namespace}/{entry.name}{made_by} is already declared by "
-                    f"{key_path(*other.origin)}{f' (sweep {other.sweep!r})' if other.sweep else ''}",
+                    f"{key_path(*other.origin)}{f' (sweep {show(other.sweep)})' if other.sweep else ''}",
                 )
             )
             continue

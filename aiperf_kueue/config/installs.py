@@ -9,6 +9,7 @@ from pydantic import Field, StrictStr, field_validator, model_validator
 from aiperf_kueue.aiperf_release import DEFAULT_VERSION, RELEASES
 from aiperf_kueue.config.base import DnsLabel, Flag, Model, Number, WholeNumber, dns_label
 from aiperf_kueue.config.sizing import OperatorSizing
+from aiperf_kueue.display import show
 from aiperf_kueue.kueue import READINESS_ATTEMPTS, READINESS_INTERVAL_SECONDS, READINESS_MAX_INTERVAL_SECONDS
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
@@ -272,7 +273,7 @@ class OperatorConfig(Model):
         if value != UNKNOWN and value.removeprefix("v") not in RELEASES:
             raise ValueError(
                 f"must be an AIPerf release this program models ({', '.join(RELEASES)}) or {UNKNOWN!r} for an "
-                f"external operator, got {value!r}"
+                f"external operator, got {show(value)}"
             )
         return value.removeprefix("v")
 
@@ -280,7 +281,7 @@ class OperatorConfig(Model):
     @classmethod
     def _env(cls, value: dict[str, str] | str | None) -> dict[str, str] | str | None:
         if isinstance(value, str) and value != UNKNOWN:
-            raise ValueError(f"must be a mapping of variable to value, or {UNKNOWN!r}, got {value!r}")
+            raise ValueError(f"must be a mapping of variable to value, or {UNKNOWN!r}, got {show(value)}")
         return None if value == UNKNOWN else value
 
     @model_validator(mode="after")

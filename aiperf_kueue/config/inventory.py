@@ -12,6 +12,7 @@ from aiperf_kueue.config.base import (
     Int64,
     LabelValue,
     Model,
+    Percent,
     QualifiedName,
     Quantity,
     WholeNumber,
@@ -137,8 +138,9 @@ class Pool(Model):
 class Inventory(Model):
     """What the cluster has: the pools and how much of each node to keep free."""
 
-    headroom: Decimal = Field(default=Decimal(0), ge=0, lt=100)
-    """Percent of each node's CPU and memory kept out of every quota (default 0, max < 100),
+    headroom: Percent = Field(default=Decimal(0), lt=100)
+    """Percent of each node's CPU and memory kept out of every quota (default 0, below 100;
+    ``10``, ``7.5`` or ``"7.5%"``),
     for daemonsets and system pods the allocatable figure does not already exclude.
     Never applied to GPUs."""
 

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, fi
 
 from aiperf_kueue.config.aiperf_spec import JOB_NAME_MAX, AIPerfJobSpec, job_name
 from aiperf_kueue.config.base import DnsLabel, Model
+from aiperf_kueue.display import show
 
 #: An AIPerfJob name (DNS-1123 label, at most 35 characters).
 JobName = Annotated[str, AfterValidator(job_name)]
@@ -97,7 +98,7 @@ class Sweep(Model):
         if len(longest) > JOB_NAME_MAX:
             room = JOB_NAME_MAX - (len(longest) - len(self.name))
             raise ValueError(
-                f"sweep {self.name!r} generates job name {longest!r} ({len(longest)} characters); AIPerf job "
+                f"sweep {show(self.name)} generates job name {show(longest)} ({len(longest)} characters); AIPerf job "
                 f"names are at most {JOB_NAME_MAX} characters: shorten the sweep name to at most {room} characters"
             )
         self.phase_index()
@@ -115,15 +116,15 @@ class Sweep(Model):
             if self.phase in (None, "profiling"):
                 return None
             raise ValueError(
-                f"sweep {self.name!r}: spec.benchmark has only the warmup/profiling shorthand; sweep 'profiling' "
-                f"or write benchmark.phases (no phase named {self.phase!r})"
+                f"sweep {show(self.name)}: spec.benchmark has only the warmup/profiling shorthand; sweep 'profiling' "
+                f"or write benchmark.phases (no phase named {show(self.phase)})"
             )
         phases = bench.phases
         names = [p.name for p in phases]
         if self.phase is not None:
             if self.phase not in names:
                 raise ValueError(
-                    f"sweep {self.name!r}: spec.benchmark.phases has no phase named {self.phase!r} "
+                    f"sweep {show(self.name)}: spec.benchmark.phases has no phase named {show(self.phase)} "
                     f"(phases: {', '.join(names) or 'none'})"
                 )
             return names.index(self.phase)
@@ -133,7 +134,7 @@ class Sweep(Model):
         if len(profiling) == 1:
             return profiling[0]
         raise ValueError(
-            f"sweep {self.name!r}: spec.benchmark.phases needs a phase named 'profiling' (or exactly one with "
+            f"sweep {show(self.name)}: spec.benchmark.phases needs a phase named 'profiling' (or exactly one with "
             f"kind: profiling), or set `phase` to the phase to sweep (phases: {', '.join(names) or 'none'})"
         )
 

@@ -16,7 +16,9 @@ from aiperf_kueue.config.base import (
     PoolQuantities,
     QualifiedName,
     Quantity,
+    percent,
 )
+from aiperf_kueue.display import show
 
 
 class BorrowWithinCohort(Model):
@@ -109,8 +111,9 @@ class ClusterQueue(Model):
 
     share: Decimal | dict[str, Decimal] | None = None
     """Percent of each pool's total, one number for every pool (``25``) or a map
-    ``{pool: percent}`` (absent pools: 0). Per pool the shares may not exceed 100; a sum
-    within 1e-9 of 100 counts as 100 and hands out the whole pool (YAML reads
+    ``{pool: percent}`` (absent pools: 0); each written ``25``, ``12.5`` or ``"12.5%"``. Per
+    pool the shares may not exceed 100; a sum within 1e-9 of 100 counts as 100 and hands out
+    the whole pool (YAML reads
     ``33.333333333333333`` as a float, and three of them add up to 100.000000000000008).
     Exactly one of ``share`` and ``nominalQuota`` is required, except for a stack's only
     ClusterQueue: with neither, it takes the whole inventory (``share: 100``)."""
@@ -156,12 +159,12 @@ class ClusterQueue(Model):
         if value is None:
             return value
         if isinstance(value, bool):
-            raise ValueError(f"must be a percentage or a map of pool to percentage, got {value!r}")
+            raise ValueError(f"must be a percentage or a map of pool to percentage, got {show(value)}")
         if isinstance(value, (int, float, str)):
             return _percent(value)
         if isinstance(value, dict):
             return {str(k): _percent(v, str(k)) for k, v in value.items()}
-        raise ValueError(f"must be a percentage or a map of pool to percentage, got {value!r}")
+        raise ValueError(f"must be a percentage or a map of pool to percentage, got {show(value)}")
 
     @model_validator(mode="after")
     def _one_of(self) -> ClusterQueue:
@@ -172,14 +175,10 @@ class ClusterQueue(Model):
 
 
 def _percent(value: Any, where: str | None = None) -> Decimal:
-    prefix = f"{where}: " if where else ""
     try:
-        number = Decimal(str(value).removesuffix("%"))
-    except ArithmeticError:
-        raise ValueError(f"{prefix}must be a percentage from 0 to 100, got {value!r}") from None
-    if not number.is_finite() or number < 0 or number > 100:
-        raise ValueError(f"{prefix}must be a percentage from 0 to 100, got {value!r}")
-    return number
+        return percent(value)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
 
 
 class Queues(Model):

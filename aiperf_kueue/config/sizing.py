@@ -12,6 +12,7 @@ from pydantic import Field, StrictBool, StrictInt, field_validator
 from aiperf_kueue import quantity
 from aiperf_kueue.aiperf_release import ControllerKey
 from aiperf_kueue.config.base import Model, Quantity
+from aiperf_kueue.display import show
 
 
 class ResourceOverride(Model):
@@ -27,14 +28,14 @@ class ResourceOverride(Model):
     @classmethod
     def _whole_millicores(cls, value: str | None) -> str | None:
         if value is not None and (quantity.parse(value) * 1000).denominator != 1:
-            raise ValueError(f"must be a whole number of millicores, got {value!r}")
+            raise ValueError(f"must be a whole number of millicores, got {show(value)}")
         return value
 
     @field_validator("memory")
     @classmethod
     def _whole_bytes(cls, value: str | None) -> str | None:
         if value is not None and quantity.parse(value).denominator != 1:
-            raise ValueError(f"must be a whole number of bytes, got {value!r}")
+            raise ValueError(f"must be a whole number of bytes, got {show(value)}")
         return value
 
 
@@ -78,6 +79,6 @@ class OperatorSizing(Model):
             and (quantity.parse(value.memory) / quantity.MIB).denominator != 1
         ):
             raise ValueError(
-                f"memory must be a whole number of MiB (the operator splits it in MiB), got {value.memory!r}"
+                f"memory must be a whole number of MiB (the operator splits it in MiB), got {show(value.memory)}"
             )
         return value

@@ -12,12 +12,15 @@ import atexit
 import json
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from aiperf_kueue import installs
+from aiperf_kueue.bounds import argument_problem
+from aiperf_kueue.display import cut, escape
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.loader import read_stack, stack_file_for, stack_name_of
+from aiperf_kueue.loader import missing_stack_problem, read_stack, stack_file_for, stack_name_of, stack_name_problem
 from aiperf_kueue.offline import diff, export, inventory_cli, markdown, report, sources, submissions
 from aiperf_kueue.offline.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.stack_plan import plan_values
@@ -51,6 +54,9 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
     then run the program under the recording engine; writes nothing. :class:`ConfigError` if invalid."""
     source = source if source is not None else str(path)
     try:
+        bad_name = stack_name_problem(stack_name_of(path))
+        if bad_name:
+            raise ConfigError(source, [Problem("", bad_name)])
         stack = read_stack(path)
         values, secret_keys = stack.values, stack.secret_keys
         # Keeps a bad stack from registering anything; the program reuses it.
@@ -149,6 +155,9 @@ def plan(stack: str, out: Path | None, output_format: str = "text") -> int:
     (console text, or with ``output_format="markdown"`` the report ``diff`` writes)."""
     path = stack_file_for(stack, _stacks_dir())
     try:
+        missing = missing_stack_problem(stack, path, _stacks_dir())
+        if missing:
+            raise ConfigError(str(path), [missing])
         if out is not None and out.exists() and not out.is_dir():
             raise ConfigError(str(out), [Problem("", "--out is a file: plan writes a directory of files")])
         result = compute_plan(path)
@@ -239,6 +248,9 @@ def export_command(stack: str, out: Path) -> int:
     """Validate and plan ``stack``, then write its objects to ``out`` as numbered files in apply order."""
     path = stack_file_for(stack, _stacks_dir())
     try:
+        missing = missing_stack_problem(stack, path, _stacks_dir())
+        if missing:
+            raise ConfigError(str(path), [missing])
         if out.exists() and not out.is_dir():
             raise ConfigError(str(out), [Problem("", "--out is a file: export writes a directory of files")])
         result = compute_plan(path)
@@ -260,9 +272,16 @@ def export_command(stack: str, out: Path) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (exit 2) like every other problem."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INVALID, f"{self.prog}: {escape(message)}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line: ``plan``, ``diff`` and ``export``."""
-    parser = argparse.ArgumentParser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     plan_parser = sub.add_parser(
         "plan", help="plan a stack offline and write manifests.yaml, resources.json, plan.json"
@@ -289,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_parser.add_argument("stack", help="a stack name under stacks/ or a path to a stack file")
     export_parser.add_argument("--out", type=Path, required=True, help="directory to write (earlier exports replaced)")
     inventory_cli.add_commands(sub)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
 
@@ -296,6 +316,14 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    paths = ("stack", "base", "head", "out", "nodes", "kubeconfig")
+    given = [(name, getattr(args, name)) for name in paths if getattr(args, name, None)]
+    bad = [(str(value), argument_problem(str(value))) for _, value in given]
+    if any(problem for _, problem in bad):
+        for value, problem in bad:
+            if problem:
+                print(f"{cut(escape(value))}: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     # At exit, not now: later runs in the same process reuse the worker threads' loops.
     atexit.register(close_worker_loops)
     try:
@@ -309,6 +337,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         print(f"aiperf-kueue: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _version() -> str:
+    try:
+        return metadata.version("aiperf-kueue")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

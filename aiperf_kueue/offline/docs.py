@@ -45,9 +45,25 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return [m for a in args for m in _models_in(a)]
 
 
-def _type_text(annotation: Any) -> str:
+#: How values are written, by kind: the same forms for every field of a kind.
+FORMS = (
+    "**How values are written** (stack files are read as the Pulumi CLI reads them: [yaml.md](yaml.md)). "
+    'A *whole number* is a YAML number: `nodes: 4` (`4.0` is 4; `"4"` is text because of its quotes, and '
+    "`4.5` and `true` are refused). A *percentage* is a number from 0 to 100, or the same with `%`: `25`, `12.5` "
+    'or `"12.5%"` (at most 40 significant digits and 40 decimal places). A *quantity* is a Kubernetes quantity, '
+    'as a number or text: `16`, `"1500m"`, `64Gi`. A *boolean* is `true` or `false` (to YAML 1.2, which Pulumi '
+    "reads, `yes`, `no` and `on` are text). Integers stay within 64 bits, strings within 256 KiB."
+)
+
+
+def _type_text(annotation: Any, metadata: list[Any] | None = None) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    validators = {getattr(getattr(m, "func", None), "__name__", "") for m in [*(metadata or []), *args[1:]]}
+    if "_quantity_text" in validators:
+        return "quantity"
+    if "percent" in validators:
+        return "percentage"
     if origin is typing.Annotated:
         return _type_text(args[0])
     if origin is typing.Literal:
@@ -62,9 +78,8 @@ def _type_text(annotation: Any) -> str:
     if isinstance(annotation, type):
         if issubclass(annotation, BaseModel):
             return "object"
-        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "Decimal": "number"}.get(
-            annotation.__name__, annotation.__name__
-        )
+        names = {"str": "string", "int": "whole number", "float": "number", "bool": "boolean", "Decimal": "percentage"}
+        return names.get(annotation.__name__, annotation.__name__)
     return str(annotation)
 
 
@@ -103,7 +118,7 @@ def _rows(model: type[BaseModel], prefix: str, seen: set[type[BaseModel]]) -> li
         shapes = [annotation, *typing.get_args(annotation)]
         is_list = any(typing.get_origin(a) is list for a in shapes)
         is_map = any(typing.get_origin(a) is dict for a in shapes)
-        rows.append(f"| `{path}` | {_type_text(annotation)} | {_default_text(info)} | {_doc(info)} |")
+        rows.append(f"| `{path}` | {_type_text(annotation, info.metadata)} | {_default_text(info)} | {_doc(info)} |")
         for sub in _models_in(annotation):
             if sub in _OPAQUE or sub in seen:
                 continue
@@ -115,7 +130,7 @@ def _rows(model: type[BaseModel], prefix: str, seen: set[type[BaseModel]]) -> li
 
 def config_reference() -> str:
     """Markdown: one table per ``aiperf-kueue:<key>``, every field with type, default and meaning."""
-    out = [BEGIN, ""]
+    out = [BEGIN, "", FORMS, ""]
     for name, info in StackConfig.model_fields.items():
         key = info.alias or name
         out.append(f"### `{PROJECT}:{key}`")

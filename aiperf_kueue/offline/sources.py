@@ -17,7 +17,6 @@ Problems raise :class:`ConfigError`, so they print like ``plan``'s: one line eac
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -27,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aiperf_kueue.display import show
 from aiperf_kueue.errors import PROJECT, ConfigError, Problem
-from aiperf_kueue.loader import stack_file_for, stack_name_of
+from aiperf_kueue.json_input import JsonInputError, read_json_file
+from aiperf_kueue.loader import missing_stack_problem, stack_file_for, stack_name_of
 from aiperf_kueue.offline.diff import Plan, parse_property_path
 
 PLAN_FILES = ("resources.json", "plan.json")
@@ -88,14 +89,14 @@ def load_plan_dir(directory: Path, label: str | None = None) -> Plan:
     for name in PLAN_FILES:
         file = directory / name
         try:
-            loaded[name] = json.loads(file.read_text())
+            loaded[name] = read_json_file(file)
         except FileNotFoundError:
             raise ConfigError(
                 str(directory), [Problem("", f"no {name} here: expected a 'plan --out' directory or a stack")]
             ) from None
         except OSError as exc:
             raise ConfigError(str(file), [Problem("", f"cannot read: {exc.strerror or exc}")]) from None
-        except ValueError as exc:  # not JSON, or not UTF-8
+        except JsonInputError as exc:
             raise ConfigError(str(file), [Problem("", f"cannot read: {exc}")]) from None
     resources, data = loaded["resources.json"], loaded["plan.json"]
     for name, problems in (("resources.json", _resources_problems(resources)), ("plan.json", _plan_problems(data))):
@@ -176,14 +177,16 @@ def _kind_of(value: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    """``repr(value)``, cut short: enough to recognise it in a one-line error."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    """``value`` in YAML terms, cut short: enough to recognise it in a one-line error."""
+    return show(value)
 
 
 def stack_side(arg: str, stacks_dir: Path) -> StackSide:
     """A stack name or stack file path."""
     path = stack_file_for(arg, stacks_dir)
+    missing = missing_stack_problem(arg, path, stacks_dir)
+    if missing:
+        raise ConfigError(str(path), [missing])
     return StackSide(path, str(path), f"`{arg}` (`{path}`, planned with this checkout's program code)")
 
 
@@ -331,13 +334,17 @@ def own_code_command(tree: Path, args: list[str]) -> tuple[list[str], dict[str, 
 def _config_problems(stderr: str, repo_path: str) -> list[Problem] | None:
     """``plan``'s exit-2 lines (``<stack file>: aiperf-kueue:<path>: <message>``) as problems;
     ``None`` when some line is not one (exit 2 for another reason: a usage error)."""
-    prefix = f"{repo_path}: {PROJECT}:"
+    prefix = f"{repo_path}: "
     problems = []
-    for line in filter(None, stderr.splitlines()):
+    for line in filter(None, stderr.split("\n")):
         if not line.startswith(prefix):
             return None
-        path, _, message = line.removeprefix(prefix).partition(": ")
-        problems.append(Problem(path, message))
+        rest = line.removeprefix(prefix)
+        if rest.startswith(f"{PROJECT}:"):
+            path, _, message = rest.removeprefix(f"{PROJECT}:").partition(": ")
+            problems.append(Problem(path, message))
+        else:  # about the file as a whole (or a revision's own older wording of it)
+            problems.append(Problem("", rest))
     return problems or None
 
 
