@@ -95,6 +95,13 @@ THRESHOLD = ("queues", "clusterQueues", 0, "preemption", "borrowWithinCohort", "
             "must be true or false, got 'false', text because of its quotes",
         ),
         ((*NAMESPACE, "retainOnDelete"), 1, "must be true or false, got 1"),
+        # What `pulumi config set --path ... 7.5` writes: a percentage as text needs its unit.
+        (
+            ("inventory", "headroom"),
+            "7.5",
+            'must be a percentage from 0 to 100, such as 25, 12.5 or "12.5%", got \'7.5\', text because of its '
+            'quotes: write 7.5 or "7.5%" (pulumi config set --path stores 7.5 as text, 7.5% as a percentage)',
+        ),
     ],
 )
 def test_numbers_and_booleans_are_strict(path: tuple[str | int, ...], value: Any, message: str) -> None:

@@ -396,6 +396,30 @@ def test_bad_revision_and_missing_stack_are_one_line_errors(repo: Path, capsys: 
     ]
 
 
+def test_a_base_missing_at_the_revision_is_empty_only_for_the_stack_being_added(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    added = repo / "stacks" / "Pulumi.gpu-lab.yaml"
+    added.write_text(PROD_FILE.read_text())
+    # The stack the change adds: planned against an empty base (everything to create).
+    assert cli.diff_command("HEAD:gpu-lab", str(added), None, exit_code=False, repo_root=repo) == 0
+    assert capsys.readouterr().out.splitlines()[3].endswith(" to create, 0 to update, 0 to replace, 0 to delete")
+    # Another stack's name there is a typo, not a new stack; a name Pulumi refuses reaches no file.
+    head = str(repo / "stacks" / "Pulumi.prod.yaml")
+    assert cli.diff_command("HEAD:prdo", head, None, exit_code=False, repo_root=repo) == 2
+    assert cli.diff_command("HEAD:../../etc/passwd", head, None, exit_code=False, repo_root=repo) == 2
+    assert cli.diff_command("HEAD:../x.yaml", head, None, exit_code=False, repo_root=repo) == 2
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert printed.err.splitlines() == [
+        "HEAD:prdo: no stacks/Pulumi.prdo.yaml at 'HEAD' (did you mean 'prod'?); stacks there: prod (a missing "
+        "base is an empty one only for the stack being added, here 'prod')",
+        "HEAD:../../etc/passwd: '../../etc/passwd' is not a Pulumi stack name: it may only contain letters, "
+        "digits, '-', '_' and '.', not '/'",
+        "HEAD:../x.yaml: '../x.yaml' is not a path inside the repository",
+    ]
+
+
 def test_missing_stack_and_invalid_head_exit_2_like_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["diff", "prod", "nope"]) == 2
     bad = tmp_path / "Pulumi.bad.yaml"

@@ -376,6 +376,15 @@ def test_bounds_and_types(data: dict[str, Any], expected: dict[str, str]) -> Non
             },
         ),
         (
+            # The fix does not repeat a name too long for one line (found by the fuzzer).
+            with_benchmark(models="9" * 4000),
+            {
+                "benchmark.models": "must be a list of model names or a mapping with items, got the string "
+                f"'{'9' * 80}'… (4000 characters): AIPerf 0.13.0 fails such a job after its preflight (\"'str' object "
+                "has no attribute 'get'\"); write models: [NAME] or the shorthand model: NAME"
+            },
+        ),
+        (
             with_benchmark(runtime={"apiHost": "0.0.0.0"}),
             {"benchmark.runtime": "runtime.apiHost requires runtime.apiPort to be set"},
         ),

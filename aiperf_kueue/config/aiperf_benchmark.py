@@ -17,7 +17,7 @@ from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, mo
 from aiperf_kueue.config.aiperf_base import CrdModel, KeysOnly, Number
 from aiperf_kueue.config.aiperf_endpoint import NON_TOKENIZING_TYPES, Endpoint
 from aiperf_kueue.config.aiperf_phases import Phase
-from aiperf_kueue.display import show
+from aiperf_kueue.display import SHOWN, show
 from aiperf_kueue.suggest import did_you_mean
 
 
@@ -75,10 +75,12 @@ class Runtime(CrdModel):
 
 def _models(value: Any) -> Any:
     if isinstance(value, str):
+        # The fix repeats the name, unless it is too long or odd to repeat on one line.
+        name = value if len(value) <= SHOWN and value.isprintable() else "NAME"
         raise ValueError(
             f"must be a list of model names or a mapping with items, got the string {show(value)}: AIPerf 0.13.0 "
             "fails such a job after its preflight (\"'str' object has no attribute 'get'\"); write "
-            f"models: [{value}] or the shorthand model: {value}"
+            f"models: [{name}] or the shorthand model: {name}"
         )
     if isinstance(value, list):
         if not value or not all(isinstance(m, str) and m for m in value):

@@ -104,8 +104,14 @@ def percent(value: Any) -> Decimal:
     if isinstance(value, str):
         # Text only with its unit: a quoted "60" is text like a quoted count "8", refused alike.
         text = value.removesuffix("%")
-        if text == value or len(text) > limits.MAX_DIGITS + 10 or not _PERCENT_TEXT.fullmatch(text):
+        if len(text) > limits.MAX_DIGITS + 10 or not _PERCENT_TEXT.fullmatch(text):
             raise ValueError(expected)
+        if text == value:
+            # `pulumi config set --path KEY 12.5` writes this: only integers become YAML numbers.
+            raise ValueError(
+                f"{expected}, text because of its quotes: write {text} or \"{text}%\" "
+                f"(pulumi config set --path stores {text} as text, {text}% as a percentage)"
+            )
     else:
         text = str(value)
     try:

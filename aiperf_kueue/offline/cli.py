@@ -18,12 +18,13 @@ from typing import Any, NoReturn
 
 from aiperf_kueue import installs
 from aiperf_kueue.bounds import argument_problem
-from aiperf_kueue.display import cut, escape
+from aiperf_kueue.display import cut, escape, show
 from aiperf_kueue.errors import ConfigError, Problem
 from aiperf_kueue.loader import missing_stack_problem, read_stack, stack_file_for, stack_name_of, stack_name_problem
 from aiperf_kueue.offline import diff, export, inventory_cli, markdown, report, sources, submissions
 from aiperf_kueue.offline.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.stack_plan import plan_values
+from aiperf_kueue.suggest import did_you_mean
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 
@@ -202,6 +203,7 @@ def diff_command(base: str, head: str, out: Path | None, exit_code: bool, repo_r
                 into = Path(tmp) / str(index)
                 into.mkdir()
                 sides.append(_side(arg, into, repo_root, notes, base_side=index == 0))
+        _check_empty_base(base, sides[0], sides[1], repo_root)
         result = diff.compare(sides[0], sides[1], tuple(notes))
         stack = sides[1].data.get("stack") or head
         text = markdown.render(result, f"aiperf-kueue diff: `{stack}`")
@@ -228,6 +230,9 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str], base_side: bo
         return sources.load_plan_dir(Path(arg))
     if sources.is_revision(arg):
         rev, _, stack = arg.partition(":")
+        bad = sources.revision_stack_problem(stack)
+        if bad:
+            raise ConfigError(arg, [Problem("", bad)])
         if base_side and sources.absent_at_revision(rev, stack, repo_root):
             notes.append(
                 f"`{sources.revision_path(stack)}` does not exist at `{rev}`: a new stack, so the base is empty "
@@ -242,6 +247,29 @@ def _side(arg: str, into: Path, repo_root: Path, notes: list[str], base_side: bo
     else:
         side = sources.stack_side(arg, _stacks_dir())
     return _as_plan(compute_plan(side.path, side.source), side.label)
+
+
+def _check_empty_base(base: str, base_plan: diff.Plan, head_plan: diff.Plan, repo_root: Path) -> None:
+    """An absent BASE stack is an empty base only for the stack HEAD adds (``diff origin/main:new
+    new``); naming another stack there is a typo, not a new stack."""
+    if base_plan.resources or not sources.is_revision(base):
+        return
+    rev, _, stack = base.partition(":")
+    name = base_plan.data.get("stack")
+    if not sources.absent_at_revision(rev, stack, repo_root) or name == head_plan.data.get("stack"):
+        return
+    there = sources.stacks_at_revision(rev, repo_root)
+    raise ConfigError(
+        base,
+        [
+            Problem(
+                "",
+                f"no {sources.revision_path(stack)} at {show(rev)}{did_you_mean(str(name), there)}; stacks there: "
+                f"{', '.join(there) or 'none'} (a missing base is an empty one only for the stack being added, "
+                f"here {show(head_plan.data.get('stack'))})",
+            )
+        ],
+    )
 
 
 def export_command(stack: str, out: Path) -> int:

@@ -50,7 +50,8 @@ FORMS = (
     "**How values are written** (stack files are read as the Pulumi CLI reads them: [yaml.md](yaml.md)). "
     'A *whole number* is a YAML number: `nodes: 4` (`4.0` is 4; `"4"` is text because of its quotes, and '
     "`4.5` and `true` are refused). A *percentage* is a number from 0 to 100, or the same with `%`: `25`, `12.5` "
-    'or `"12.5%"` (at most 40 significant digits and 40 decimal places). A *quantity* is a Kubernetes quantity, '
+    'or `"12.5%"` (at most 40 significant digits and 40 decimal places; `pulumi config set --path` writes only '
+    "integers as numbers, so give it `12.5%`). A *quantity* is a Kubernetes quantity, "
     'as a number or text: `16`, `"1500m"`, `64Gi`. A *boolean* is `true` or `false` (to YAML 1.2, which Pulumi '
     "reads, `yes`, `no` and `on` are text). Integers stay within 64 bits, strings within 256 KiB."
 )

@@ -23,13 +23,13 @@ import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from aiperf_kueue.display import show
 from aiperf_kueue.errors import PROJECT, ConfigError, Problem
 from aiperf_kueue.json_input import JsonInputError, read_json_file
-from aiperf_kueue.loader import missing_stack_problem, stack_file_for, stack_name_of
+from aiperf_kueue.loader import missing_stack_problem, stack_file_for, stack_name_of, stack_name_problem
 from aiperf_kueue.offline.diff import Plan, parse_property_path
 
 PLAN_FILES = ("resources.json", "plan.json")
@@ -220,6 +220,34 @@ def read_stack_at_revision(rev: str, stack: str, repo_root: Path, into: Path) ->
     target.write_text(done.stdout)
     label = f"`{rev}:{stack}` (`{repo_path}` at `{rev}`, planned with this checkout's program code)"
     return StackSide(target, source, label)
+
+
+def revision_stack_problem(stack: str) -> str | None:
+    """Why ``STACK`` in ``REV:STACK`` names no stack file a repository could hold, or ``None``:
+    a name must be a Pulumi stack name, a path must stay inside the repository."""
+    if stack.endswith((".yaml", ".yml")):
+        parts = PurePosixPath(stack).parts
+        if stack.startswith("/") or ".." in parts:
+            return f"{show(stack)} is not a path inside the repository"
+        return stack_name_problem(stack_name_of(Path(stack)))
+    return stack_name_problem(stack) if stack else None
+
+
+def stacks_at_revision(rev: str, repo_root: Path) -> list[str]:
+    """The stack names under ``stacks/`` at ``rev`` (none if git cannot list them)."""
+    if rev.startswith("-"):
+        return []
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo_root), "ls-tree", "--name-only", f"{rev}^{{commit}}", "stacks/"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return []
+    names = [Path(line).name for line in done.stdout.splitlines()] if done.returncode == 0 else []
+    return sorted(stack_name_of(Path(n)) for n in names if n.startswith("Pulumi.") and n.endswith(".yaml"))
 
 
 def absent_at_revision(rev: str, stack: str, repo_root: Path) -> bool:
