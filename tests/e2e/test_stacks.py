@@ -98,6 +98,21 @@ def _apply_all(run: StackRun, objects: list[dict[str, Any]]) -> None:
             run.rejections.append({"object": ref(obj), "message": result.stderr.strip()})
 
 
+def _user_secrets(run: StackRun, jobs: list[dict[str, Any]]) -> None:
+    """The Secrets the jobs read their endpoint credentials from, created as docs/secrets.md tells users to
+    (``kubectl create secret generic NAME --from-literal=KEY=...``): the program never holds the key."""
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for job in jobs:
+        ns = job["metadata"]["namespace"]
+        for env in ((job["spec"].get("podTemplate") or {}).get("env") or []):
+            ref = (env.get("valueFrom") or {}).get("secretKeyRef")
+            if ref:
+                wanted.setdefault((ns, ref["name"]), set()).add(ref["key"])
+    for (ns, name), keys in sorted(wanted.items()):
+        literals = [f"--from-literal={k}=e2e-not-a-real-key" for k in sorted(keys)]
+        run.cluster.kubectl("create", "secret", "generic", name, "-n", ns, *literals)
+
+
 def _wait_queues(run: StackRun, cluster_queues: list[str], local_queues: list[tuple[str, str]]) -> None:
     state: dict[str, Any] = {}
     for _ in _deadline_loop("ClusterQueues Active and LocalQueues ready", 60, interval=0.5):
@@ -270,6 +285,7 @@ def stack_run(
     resolve_to_loopback(u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", []))
     start_operator(cluster, aiperf_venv, operator_env(plan), cluster.dir)
     _apply_all(run, objects)
+    _user_secrets(run, jobs)
     cqs = [o["metadata"]["name"] for o in objects if o["kind"] == "ClusterQueue"]
     lqs = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "LocalQueue"]
     _wait_queues(run, cqs, lqs)
@@ -289,6 +305,7 @@ def stack_run(
         "jobs": [j.as_dict() for j in run.jobs],
     }
     yield run
+    cluster.stop()
 
 
 def test_nothing_rejected(stack_run: StackRun) -> None:
