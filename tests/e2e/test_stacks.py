@@ -229,7 +229,11 @@ def _run_job(run: StackRun, job: dict[str, Any], plan_row: dict[str, Any]) -> Jo
     }
     if admission:
         # What the ClusterQueue borrowed from its cohort while this job alone ran on it.
-        cq = cluster.get_json("clusterqueue", admission["clusterQueue"])
+        cq: dict[str, Any] = {}
+        for _ in _deadline_loop("the ClusterQueue's status to count the admitted job", 30, interval=0.5):
+            cq = cluster.get_json("clusterqueue", admission["clusterQueue"])
+            if (cq.get("status") or {}).get("admittedWorkloads", 0) >= 1:
+                break
         borrowed = [
             r for f in (cq.get("status") or {}).get("flavorsUsage", []) for r in f.get("resources", [])
             if parse(str(r.get("borrowed", "0"))) > 0
