@@ -21,6 +21,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -164,6 +165,8 @@ class EngineRun:
     config: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    """Called with each recorded event, as it arrives (from the Automation API's event thread)."""
 
     def preview(self, **kwargs: Any) -> auto.PreviewResult:
         """``pulumi preview`` with engine events recorded."""
@@ -176,12 +179,17 @@ class EngineRun:
         return self.stack.up(on_event=self._event, color="never", **kwargs)
 
     def _event(self, event: auto.EngineEvent) -> None:
+        record = None
         if event.resource_pre_event:
             meta = event.resource_pre_event.metadata
-            self.events.append({"op": str(meta.op.value), "urn": meta.urn, "type": meta.type, "at": time.monotonic()})
+            record = {"op": str(meta.op.value), "urn": meta.urn, "type": meta.type, "at": time.monotonic()}
         if event.res_outputs_event:
             meta = event.res_outputs_event.metadata
-            self.events.append({"op": "outputs", "urn": meta.urn, "type": meta.type, "at": time.monotonic()})
+            record = {"op": "outputs", "urn": meta.urn, "type": meta.type, "at": time.monotonic()}
+        if record is not None:
+            self.events.append(record)
+            if self.on_event is not None:
+                self.on_event(record)
 
     def set_config(self, config: dict[str, Any]) -> Path:
         """Rewrite the stack file's config (the passphrase salt kept), as a user editing it would."""
@@ -217,7 +225,8 @@ def engine_run(
     provider_version: str,
     config: dict[str, Any],
     *,
-    delay_controllers: Callable[[ChartControllers], None] | None = None,
+    delay_start: Mapping[str, threading.Event] | None = None,
+    ready_early: frozenset[str] = frozenset(),
 ) -> Iterator[EngineRun]:
     """The stack's nodes on ``cluster``, its offline plan, and its stack with the charts' controllers running;
     nothing is deployed yet."""
@@ -226,7 +235,5 @@ def engine_run(
     work = engine.project_dir(name, config)
     plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
     stack = engine.stack(name, work)
-    with ChartControllers(cluster) as controllers:
-        if delay_controllers:
-            delay_controllers(controllers)
+    with ChartControllers(cluster, delay_start=delay_start, ready_early=ready_early) as controllers:
         yield EngineRun(name, cluster, engine, work, stack, controllers, plan, config)
