@@ -1,6 +1,8 @@
 # `make plan`: set everything up, then plan the dev stack offline.
 # `make test`: set everything up, then lint, type-check, check the import layers and run the tests.
 # `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
+# `make e2e`: build the e2e binaries from their Go modules (cached outside the repo), then run the end-to-end
+#   suite against local real clusters (STACKS="path/a.yaml path/b.yaml" for other stack files).
 # `make oracle`: the released AIPerf operator in its own cached virtualenv (AIPERF_VENV), for the
 #   exactness tests (and the e2e's `kopf run -m aiperf.operator.main`); `make test` builds it first.
 # `make fuzz`: the hostile-input fuzzer at 10,000 cases (FUZZ_CASES=...; about 15 minutes on 2 cores).
@@ -14,7 +16,7 @@ AIPERF_VENV ?= $(HOME)/.cache/aiperf-kueue/venvs/aiperf-$(AIPERF_VERSION)
 AIPERF_STAMP := $(AIPERF_VENV)/.installed-$(shell sha256sum requirements-aiperf.txt | cut -c1-16)
 export AIPERF_VENV
 
-.PHONY: setup plan test lint upstream bench fuzz clean oracle
+.PHONY: setup plan test lint upstream bench fuzz clean oracle e2e e2e-build
 
 setup: $(VENV)/.installed
 
@@ -70,3 +72,16 @@ fuzz: setup
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# The e2e binaries (etcd, kube-apiserver, kube-controller-manager, kubectl, Kueue, JobSet, the Pulumi CLI and
+# the Kubernetes provider), built from the wrapper modules in e2e/tools into ~/.cache/aiperf-kueue/e2e,
+# keyed by version: a second run builds nothing. It prints what it built and how long that took.
+E2E_OUT := out/e2e
+STACKS ?=
+e2e-build:
+	python3 e2e/build.py --manifest $(E2E_OUT)/binaries.json
+
+# The suite runs inside e2e/sandbox.sh: a private network namespace (loopback only) and /etc overlay.
+e2e: setup upstream oracle e2e-build
+	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e

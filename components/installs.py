@@ -91,7 +91,9 @@ class KueueInstallArgs:
     release: HelmRelease | None = None
     """The Kueue chart; None with ``manifests``, or when Kueue is managed elsewhere."""
     protect: bool = True
-    """Protect the namespace and the chart or manifests: they carry Kueue's CRDs."""
+    """Protect Kueue's namespace and its CRDs (a transform on the chart or the manifests, as for JobSet's and the
+    operator's): deleting a CRD deletes every object of its kind. The chart's other objects stay unprotected, so
+    a reconfiguration may replace them (its ConfigMap is replaced when the manager config changes)."""
     manifests: str | None = None
     """URL of the release's ``manifests.yaml`` (``kueue.source: manifests``), instead of ``release``."""
 
@@ -109,14 +111,17 @@ class KueueInstall(pulumi.ComponentResource):
         gate_after: list[pulumi.Resource] = []
         self.chart = None
         if args.release is not None:
-            # Protected: the chart carries Kueue's CRDs; destroying it deletes every queue.
+            # The CRDs are protected, not the whole chart: protect on the chart would be inherited by every
+            # object it renders, and pulumi-kubernetes replaces a ConfigMap whose data changes, so any change of
+            # Kueue's manager config would stop `pulumi up` ("unable to replace ... marked for protection", found
+            # on the real engine). Destroying the chart still stops at its CRDs.
             ns = _namespace(
                 f"{name}-ns", args.release.namespace, pulumi.ResourceOptions(parent=self, protect=args.protect)
             )
             self.chart = _chart(
                 f"{name}-chart",
                 args.release,
-                pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[ns]),
+                pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=chart_transforms(args.protect)),
             )
             gate_after.append(self.chart)
         self.manifests = None
@@ -125,11 +130,11 @@ class KueueInstall(pulumi.ComponentResource):
             # Applied server-side, the provider's default (enableServerSideApply): the workloads
             # CRD is about 1.4 MB, far beyond the 256 KiB last-applied-configuration annotation a
             # client-side apply writes (Kueue documents `kubectl apply --server-side` for this file).
-            # Protected like the chart: it carries Kueue's CRDs.
+            # Its CRDs protected, as the chart's.
             self.manifests = k8s.yaml.v2.ConfigFile(
                 f"{name}-manifests",
                 file=args.manifests,
-                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+                opts=pulumi.ResourceOptions(parent=self, transforms=chart_transforms(args.protect)),
             )
             gate_after.append(self.manifests)
         self.gate = KueueReadinessGate(
@@ -137,7 +142,14 @@ class KueueInstall(pulumi.ComponentResource):
             _with_provider_cluster(args.gate),
             pulumi.ResourceOptions(parent=self, depends_on=gate_after),
         )
-        self.register_outputs({"chart": args.release.as_dict() if args.release else None, "manifests": args.manifests})
+        self.register_outputs(
+            {
+                "chart": args.release.as_dict() if args.release else None,
+                "manifests": args.manifests,
+                # By a transform on the chart or manifests (protect_crds): the offline plan and diff read it here.
+                "protectedCrds": args.protect and (args.release is not None or args.manifests is not None),
+            }
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,7 +175,7 @@ class JobSetInstall(pulumi.ComponentResource):
             args.release,
             pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=chart_transforms(args.protect_crds)),
         )
-        self.register_outputs({"chart": args.release.as_dict()})
+        self.register_outputs({"chart": args.release.as_dict(), "protectedCrds": args.protect_crds})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -209,4 +221,4 @@ class AIPerfOperator(pulumi.ComponentResource):
             spec=patch["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.chart]),
         )
-        self.register_outputs({"chart": args.release.as_dict()})
+        self.register_outputs({"chart": args.release.as_dict(), "protectedCrds": args.protect_crds})

@@ -96,7 +96,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         "  └─ ns-aiperf-benchmarks-lq-aiperf-queue  [LocalQueue aiperf-benchmarks/aiperf-queue]"
         "  (replace on spec.clusterQueue; delete before replace)\n" in out
     )
-    assert "  ├─ kueue-chart  [helm oci://registry.k8s.io/kueue/charts/kueue 0.19.2]  (protect)\n" in out
+    assert "  ├─ kueue-chart  [helm oci://registry.k8s.io/kueue/charts/kueue 0.19.2]  (CRDs protected)\n" in out
     assert "  benchmarks    default  7200m (100%)  14745Mi (100%)" in out
     assert "Warnings: none" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == [

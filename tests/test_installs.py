@@ -424,7 +424,7 @@ def test_install_graph(stack: str) -> None:
         resources[n] for n in ("kueue-chart", "jobset-chart", "operator-chart")
     )
     assert (kueue_chart["inputs"]["version"], jobset_chart["inputs"]["version"]) == ("0.19.2", "0.12.0")
-    assert kueue_chart["protect"] is True
+    assert (kueue_chart["protect"], kueue_chart["protectsCrds"]) == (False, True)
     assert resources["kueue-ns"]["protect"] is True
     assert gate["dependsOn"] == [kueue_chart["urn"]]
     assert gate["urn"] in operator_chart["dependsOn"]

@@ -41,7 +41,7 @@ def test_the_manifests_are_one_config_file_with_the_pinned_release(manifests_run
     assert record["custom"] is False  # a remote component: nothing is fetched or rendered under mocks
     assert clean(record["inputs"]) == {"file": URL_0_19_2}
     assert record["parent"] == manifests_run["kueue"]["urn"]
-    assert record["protect"] is True  # it carries Kueue's CRDs, as the chart does
+    assert (record["protect"], record["protectsCrds"]) == (False, True)  # its CRDs, as the chart's
     assert record["dependsOn"] == []
 
 
@@ -124,7 +124,7 @@ def test_plan_prints_the_source(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["plan", str(stack_file), "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert f"\nKueue install: release manifests {URL_0_19_2} (applied server-side)\n" in out
-    assert "\n  ├─ kueue-manifests  [ConfigFile]  (protect)\n  └─ kueue-ready  [" in out
+    assert "\n  ├─ kueue-manifests  [ConfigFile]  (CRDs protected)\n  └─ kueue-ready  [" in out
     assert json.loads((tmp_path / "out" / "plan.json").read_text())["kueue"] == {
         "version": "0.19.2",
         "apiVersion": "v1beta2",

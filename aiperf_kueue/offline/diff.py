@@ -36,7 +36,7 @@ from aiperf_kueue.errors import key_path
 from aiperf_kueue.loader import SECRET_PLACEHOLDER_PATTERN
 
 ACTIONS = ("create", "update", "replace", "delete")
-OPTION_KEYS = ("protect", "retainOnDelete", "deleteBeforeReplace", "replaceOnChanges")
+OPTION_KEYS = ("protect", "protectsCrds", "retainOnDelete", "deleteBeforeReplace", "replaceOnChanges")
 CLUSTER_QUEUE_SUFFIX = ":ClusterQueue"
 LOCAL_QUEUE_SUFFIX = ":LocalQueue"
 #: What pulumi-kubernetes replaces whatever ``replaceOnChanges`` says: an object's identity.
@@ -388,7 +388,8 @@ def _change(action: str, record: dict[str, Any], old: dict[str, Any] | None = No
         urn=record["urn"],
         name=record["name"],
         type=record["type"],
-        protect=bool(record.get("protect")),
+        # A chart or manifests whose CRDs are protected stops `pulumi up` as a protected resource would.
+        protect=bool(record.get("protect") or (old or record).get("protectsCrds")),
         retain_on_delete=bool((old or record).get("retainOnDelete")),
         delete_before_replace=bool(record.get("deleteBeforeReplace")),
         kind=_kind(record),

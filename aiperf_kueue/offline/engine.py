@@ -34,6 +34,8 @@ SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 STACK_TYPE = "pulumi:pulumi:Stack"
+#: Resources whose children may include CustomResourceDefinitions: a chart, a manifests file.
+CRD_CARRIERS = ("kubernetes:helm.sh/v4:Chart", "kubernetes:yaml/v2:ConfigFile")
 
 
 class _Recorder(pulumi.runtime.Mocks):
@@ -54,6 +56,7 @@ class _RecordingMonitor(MockMonitor):
     def __init__(self, recorder: _Recorder) -> None:
         super().__init__(recorder)
         self.records: list[dict[str, Any]] = []
+        self.component_outputs: dict[str, Any] = {}
         self.lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
@@ -77,6 +80,14 @@ class _RecordingMonitor(MockMonitor):
         with self.lock:
             self.records.append(record)
         return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """A component's outputs (``register_outputs``): kept, by URN, for what they declare about its children."""
+        _worker_loop()
+        outputs = _wire_value(json_format.MessageToDict(request.outputs))
+        with self.lock:
+            self.component_outputs[engine_urn(request.urn)] = outputs
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         _worker_loop()
@@ -197,6 +208,12 @@ def run_program(
         logger.removeHandler(handler)
     with monitor.lock:
         resources = sorted(monitor.records, key=lambda r: r["urn"])
+        for record in resources:
+            # Options the engine cannot show under mocks: a component protects its chart's CRDs by a
+            # transform, which runs only in the real engine; the component says so in its outputs.
+            declared = monitor.component_outputs.get(record["parent"] or "") or {}
+            if declared.get("protectedCrds") is True and record["type"] in CRD_CARRIERS:
+                record["protectsCrds"] = True
     return ProgramRun(resources=resources, outputs=outputs, warnings=handler.messages)
 
 

@@ -52,6 +52,7 @@ def resource_records(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "parent": r["parent"] or None,
             "dependsOn": r["dependsOn"],
             "protect": r["protect"],
+            **({"protectsCrds": True} if r.get("protectsCrds") else {}),
             "retainOnDelete": r["retainOnDelete"],
             "deleteBeforeReplace": r["deleteBeforeReplace"],
             "replaceOnChanges": r["replaceOnChanges"],
@@ -211,6 +212,8 @@ def _describe(r: dict[str, Any]) -> str:
     flags = []
     if r["protect"]:
         flags.append("protect")
+    if r.get("protectsCrds"):
+        flags.append("CRDs protected")
     if r["retainOnDelete"]:
         flags.append("retain")
     if r["replaceOnChanges"]:

@@ -50,6 +50,8 @@ class ChartController:
     cert_dir: Path | None = None
     secret: str | None = None
     restarts: int = 0
+    config_text: str | None = None
+    """The chart's manager configuration the running process was started with."""
     log: list[str] = field(default_factory=list)
 
 
@@ -65,7 +67,13 @@ def _get(cluster: LocalCluster, *args: str) -> dict[str, Any] | None:
 class ChartControllers:
     """Watches for the charts' Deployments and runs their controllers; stop() ends everything it started."""
 
-    def __init__(self, cluster: LocalCluster, *, delay_start: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        cluster: LocalCluster,
+        *,
+        delay_start: Mapping[str, threading.Event] | None = None,
+        ready_early: frozenset[str] = frozenset(),
+    ) -> None:
         self.cluster = cluster
         self.controllers = [
             ChartController("jobset", "jobset-system", "jobset-controller", "jobset"),
@@ -73,8 +81,11 @@ class ChartControllers:
         ]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="chart-controllers", daemon=True)
-        # Set by a test that wants the controllers to start only later (the readiness gate must wait).
-        self.delay_start = delay_start
+        # Controller name → an event a test sets when that controller may start (the readiness gate must wait).
+        self.delay_start = dict(delay_start or {})
+        # Controllers whose pods report Ready before their webhook serves: the window the readiness gate exists
+        # for (a Deployment Ready while its webhook still refuses connections, kubernetes-sigs/kueue#12022).
+        self.ready_early = ready_early
         self.errors: list[str] = []
 
     def __enter__(self) -> ChartControllers:
@@ -139,7 +150,10 @@ class ChartControllers:
             self._stop_process(c)
             return
         if c.process is None:
-            if self.delay_start is not None and not self.delay_start.is_set():
+            held = self.delay_start.get(c.name)
+            if held is not None and not held.is_set():
+                if c.name in self.ready_early:
+                    self._report_ready(c, pods)
                 return
             self._start(c, deployment)
             return
@@ -154,14 +168,23 @@ class ChartControllers:
             c.serving_at = None
             time.sleep(min(2 * c.restarts, 10))
             return
+        if self._config_changed(c, deployment):
+            # A new manager configuration: the chart rolls the Deployment (its pod template carries the
+            # config's checksum) and the new pod starts with it. Here: restart the process.
+            c.log.append("configuration changed: restarted")
+            self._stop_process(c)
+            return
         self._sync_certs(c)
         if c.serving_at is None and self._serving(c):
             c.serving_at = time.monotonic()
         if c.serving_at is not None:
-            for pod in pods:
-                ready = [x for x in (pod.get("status") or {}).get("conditions", []) if x["type"] == "Ready"]
-                if not pod["metadata"].get("deletionTimestamp") and not (ready and ready[0]["status"] == "True"):
-                    _run_pod(self.cluster, c.namespace, pod)
+            self._report_ready(c, pods)
+
+    def _report_ready(self, c: ChartController, pods: list[dict[str, Any]]) -> None:
+        for pod in pods:
+            ready = [x for x in (pod.get("status") or {}).get("conditions", []) if x["type"] == "Ready"]
+            if not pod["metadata"].get("deletionTimestamp") and not (ready and ready[0]["status"] == "True"):
+                _run_pod(self.cluster, c.namespace, pod)
 
     def _service(self, namespace: str, suffix: str) -> dict[str, Any] | None:
         for svc in (_get(self.cluster, "services", "-n", namespace) or {}).get("items", []):
@@ -175,7 +198,8 @@ class ChartControllers:
         cm = _get(self.cluster, "configmap", config_map, "-n", c.namespace)
         if cm is None:
             return
-        config = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
+        c.config_text = cm["data"]["controller_manager_config.yaml"]
+        config = yaml.safe_load(c.config_text)
         webhook = self._service(c.namespace, "-webhook-service")
         visibility = self._service(c.namespace, "-visibility-server") if c.name == "kueue" else {}
         if webhook is None or visibility is None:
@@ -204,6 +228,13 @@ class ChartControllers:
         args.insert(1, f"--config={path}")
         c.process = self.cluster._spawn(f"chart-{c.name}", args)
         c.started_at = time.monotonic()
+
+    def _config_changed(self, c: ChartController, deployment: Mapping[str, Any]) -> bool:
+        volumes = deployment["spec"]["template"]["spec"].get("volumes") or []
+        config_map = next(v["configMap"]["name"] for v in volumes if "configMap" in v)
+        cm = _get(self.cluster, "configmap", config_map, "-n", c.namespace)
+        text = ((cm or {}).get("data") or {}).get("controller_manager_config.yaml")
+        return text is not None and c.config_text is not None and text != c.config_text
 
     def _sync_certs(self, c: ChartController) -> None:
         assert c.cert_dir is not None and c.secret is not None

@@ -13,20 +13,31 @@ handed to the CLI holds ``Pulumi.yaml`` and ``stacks/``, as the repository does.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 import os
 import runpy
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pulumi import automation as auto
 
+from tests.e2e.charts import ChartControllers
+from tests.e2e.cluster import LocalCluster, module_dir
+from tests.e2e.nodes import create_nodes, declared_pools, node_objects
+from tests.e2e.stackrun import Plan, plan_stack
+
 ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "out" / "e2e"
 PROJECT = "aiperf-kueue"
 PASSPHRASE = "aiperf-kueue-e2e"
 
@@ -111,3 +122,118 @@ class Engine:
     def export(self, stack: auto.Stack) -> dict[str, Any]:
         """``pulumi stack export`` (secrets stay encrypted)."""
         return json.loads(json.dumps(stack.export_stack().deployment))
+
+
+def e2e_config(stack_file: Path, kueue_module: str, jobset_module: str) -> dict[str, Any]:
+    """The stack's config with the e2e's changes: local chart paths (same versions), no operator chart (no
+    package ships it; the admission e2e runs the released operator as a process instead)."""
+    config = copy.deepcopy((yaml.safe_load(stack_file.read_text()) or {})["config"])
+    kueue = dict(config.get(f"{PROJECT}:kueue") or {})
+    kueue["chart"] = str(module_dir(kueue_module) / "charts" / "kueue")
+    config[f"{PROJECT}:kueue"] = kueue
+    jobset = dict(config.get(f"{PROJECT}:jobset") or {})
+    jobset["chart"] = str(module_dir(jobset_module) / "charts" / "jobset")
+    config[f"{PROJECT}:jobset"] = jobset
+    operator = dict(config.get(f"{PROJECT}:operator") or {})
+    operator["install"] = False
+    config[f"{PROJECT}:operator"] = operator
+    return config
+
+
+#: Engine step ops, as the offline diff names them.
+OPS = {
+    "create": "create",
+    "update": "update",
+    "delete": "delete",
+    "replace": "replace",
+    "create-replacement": "replace",
+    "delete-replaced": "replace",
+}
+
+
+@dataclass
+class EngineRun:
+    """One stack under the real engine on its own cluster, and what the engine said."""
+
+    name: str
+    cluster: LocalCluster
+    engine: Engine
+    work: Path
+    stack: auto.Stack
+    controllers: ChartControllers
+    plan: Plan
+    config: dict[str, Any]
+    timings: dict[str, float] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    """Called with each recorded event, as it arrives (from the Automation API's event thread)."""
+
+    def preview(self, **kwargs: Any) -> auto.PreviewResult:
+        """``pulumi preview`` with engine events recorded."""
+        self.events = []
+        return self.stack.preview(on_event=self._event, color="never", **kwargs)
+
+    def up(self, **kwargs: Any) -> auto.UpResult:
+        """``pulumi up`` with engine events recorded."""
+        self.events = []
+        return self.stack.up(on_event=self._event, color="never", **kwargs)
+
+    def _event(self, event: auto.EngineEvent) -> None:
+        record = None
+        if event.resource_pre_event:
+            meta = event.resource_pre_event.metadata
+            record = {"op": str(meta.op.value), "urn": meta.urn, "type": meta.type, "at": time.monotonic()}
+        if event.res_outputs_event:
+            meta = event.res_outputs_event.metadata
+            record = {"op": "outputs", "urn": meta.urn, "type": meta.type, "at": time.monotonic()}
+        if record is not None:
+            self.events.append(record)
+            if self.on_event is not None:
+                self.on_event(record)
+
+    def set_config(self, config: dict[str, Any]) -> Path:
+        """Rewrite the stack file's config (the passphrase salt kept), as a user editing it would."""
+        self.config = config
+        self.engine.project_dir(self.name, config)
+        return self.stack_file
+
+    @property
+    def stack_file(self) -> Path:
+        """``stacks/Pulumi.<stack>.yaml`` in the project directory the CLI runs in."""
+        return self.work / "stacks" / f"Pulumi.{self.name}.yaml"
+
+    def changes(self) -> dict[str, list[str]]:
+        """``{action: sorted URNs}`` the last preview or up announced, in the offline diff's terms."""
+        out: dict[str, set[str]] = {}
+        for e in self.events:
+            # Default providers are the engine's own; the change summary does not count them either.
+            if e["op"] in OPS and not e["type"].startswith("pulumi:providers:"):
+                out.setdefault(OPS[e["op"]], set()).add(e["urn"])
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def state(self) -> list[dict[str, Any]]:
+        """The resources of ``pulumi stack export``."""
+        return list(self.engine.export(self.stack).get("resources", []))
+
+
+@contextlib.contextmanager
+def engine_run(
+    name: str,
+    stack_file: Path,
+    cluster: LocalCluster,
+    binaries: Mapping[str, str],
+    provider_version: str,
+    config: dict[str, Any],
+    *,
+    delay_start: Mapping[str, threading.Event] | None = None,
+    ready_early: frozenset[str] = frozenset(),
+) -> Iterator[EngineRun]:
+    """The stack's nodes on ``cluster``, its offline plan, and its stack with the charts' controllers running;
+    nothing is deployed yet."""
+    create_nodes(cluster, node_objects(declared_pools(stack_file)))
+    engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, provider_version)
+    work = engine.project_dir(name, config)
+    plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
+    stack = engine.stack(name, work)
+    with ChartControllers(cluster, delay_start=delay_start, ready_early=ready_early) as controllers:
+        yield EngineRun(name, cluster, engine, work, stack, controllers, plan, config)

@@ -68,7 +68,10 @@ def start_operator(cluster: LocalCluster, venv: Path, env: Mapping[str, str], wo
         **env,
         "KUBECONFIG": str(cluster.kubeconfig),
         "AIPERF_RESULTS_DIR": str(results),
-        "AIPERF_OPERATOR_METRICS_PORT": "0",  # no Prometheus endpoint needed
+        # Harness plumbing, not benchmark settings: no Prometheus endpoint (it would take a fixed port), and no
+        # wait for kubelets to sync the benchmark ConfigMap (there is no kubelet).
+        "AIPERF_METRICS_PORT": "0",
+        "AIPERF_CONFIGMAP_PROPAGATION_DELAY_SECONDS": "0",
         "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}",
     }
     proc = cluster._spawn(

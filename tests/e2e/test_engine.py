@@ -22,125 +22,47 @@ import copy
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from pulumi import automation as auto
 
-from tests.e2e.charts import ChartControllers
-from tests.e2e.cluster import LocalCluster, _deadline_loop, module_dir
+from tests.e2e.cluster import _deadline_loop
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
-from tests.e2e.engine import Engine
-from tests.e2e.nodes import create_nodes, declared_pools, node_objects
-from tests.e2e.stackrun import Plan, plan_stack
+from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
 
-PROJECT = "aiperf-kueue"
 ENGINE_STACKS = ("dev", "prod")
 
 
-def e2e_config(stack_file: Path) -> dict[str, Any]:
-    """The stack's config with the e2e's changes: local chart paths (same versions), no operator chart."""
-    config = copy.deepcopy((yaml.safe_load(stack_file.read_text()) or {})["config"])
-    kueue = dict(config.get(f"{PROJECT}:kueue") or {})
-    kueue["chart"] = str(module_dir(KUEUE_MODULE) / "charts" / "kueue")
-    config[f"{PROJECT}:kueue"] = kueue
-    jobset = dict(config.get(f"{PROJECT}:jobset") or {})
-    jobset["chart"] = str(module_dir(JOBSET_MODULE) / "charts" / "jobset")
-    config[f"{PROJECT}:jobset"] = jobset
-    operator = dict(config.get(f"{PROJECT}:operator") or {})
-    operator["install"] = False
-    config[f"{PROJECT}:operator"] = operator
-    return config
-
-
-@dataclass
-class EngineRun:
-    """One stack under the real engine, and what it answered."""
-
-    name: str
-    cluster: LocalCluster
-    engine: Engine
-    work: Path
-    stack: auto.Stack
-    controllers: ChartControllers
-    plan: Plan
-    config: dict[str, Any]
-    timings: dict[str, float] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    def preview(self, **kwargs: Any) -> auto.PreviewResult:
-        """``pulumi preview`` with engine events recorded."""
-        self.events = []
-        return self.stack.preview(on_event=self._event, color="never", **kwargs)
-
-    def up(self, **kwargs: Any) -> auto.UpResult:
-        """``pulumi up`` with engine events recorded."""
-        self.events = []
-        return self.stack.up(on_event=self._event, color="never", **kwargs)
-
-    def _event(self, event: auto.EngineEvent) -> None:
-        if event.resource_pre_event:
-            meta = event.resource_pre_event.metadata
-            self.events.append({"op": str(meta.op.value), "urn": meta.urn, "type": meta.type, "at": time.monotonic()})
-        if event.res_outputs_event:
-            meta = event.res_outputs_event.metadata
-            self.events.append({"op": "outputs", "urn": meta.urn, "type": meta.type, "at": time.monotonic()})
-
-    def set_config(self, config: dict[str, Any]) -> None:
-        """Rewrite the stack file's config (the passphrase salt kept), as a user editing it would."""
-        self.config = config
-        self.engine.project_dir(self.name, config)
-
-    def steps(self) -> dict[str, set[str]]:
-        """``{op: {urn}}`` of the last preview or up, for the resources that change (``same`` left out)."""
-        out: dict[str, set[str]] = {}
-        for e in self.events:
-            if e["op"] not in ("same", "outputs", "read"):
-                out.setdefault(e["op"], set()).add(e["urn"])
-        return out
-
-
-def _engine_stack_file(name: str) -> Path:
-    return ROOT / "stacks" / f"Pulumi.{name}.yaml"
-
-
 @pytest.fixture(scope="module", params=ENGINE_STACKS)
-def engine_run(
+def engine(
     request: pytest.FixtureRequest, new_cluster: ClusterFactory, binaries: dict[str, str], report: Report
 ) -> Iterator[EngineRun]:
     """A fresh cluster, the stack's nodes, ``pulumi up`` from empty with the charts' controllers running."""
     name: str = request.param
-    config = e2e_config(_engine_stack_file(name))
+    stack_file = ROOT / "stacks" / f"Pulumi.{name}.yaml"
     cluster = new_cluster(f"engine-{name}", controllers=False)
-    create_nodes(cluster, node_objects(declared_pools(_engine_stack_file(name))))
-    engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
-    work = engine.project_dir(name, config)
-    plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
-    stack = engine.stack(name, work)
-    with ChartControllers(cluster) as controllers:
-        run = EngineRun(name, cluster, engine, work, stack, controllers, plan, config)
+    config = e2e_config(stack_file, KUEUE_MODULE, JOBSET_MODULE)
+    with engine_run(name, stack_file, cluster, binaries, BUILD.PULUMI_KUBERNETES, config) as run:
         started = time.monotonic()
         result = run.up()
         run.timings["up"] = round(time.monotonic() - started, 1)
         assert result.summary.result == "succeeded", result.stderr
         report.checks[f"pulumi up {name}"] = f"{result.summary.resource_changes} in {run.timings['up']} s"
         yield run
-        assert controllers.errors == []
+        assert run.controllers.errors == []
+    cluster.stop()
 
 
-def test_no_change_preview_after_up(engine_run: EngineRun, report: Report) -> None:
+def test_no_change_preview_after_up(engine: EngineRun, report: Report) -> None:
     started = time.monotonic()
-    result = engine_run.preview(expect_no_changes=True, diff=True)
+    result = engine.preview(expect_no_changes=True, diff=True)
     seconds = round(time.monotonic() - started, 1)
     assert set(result.change_summary) == {"same"}, result.stdout
-    report.checks[f"no-change preview {engine_run.name}"] = f"{result.change_summary['same']} same in {seconds} s"
+    report.checks[f"no-change preview {engine.name}"] = f"{result.change_summary['same']} same in {seconds} s"
 
 
 def _state_resources(run: EngineRun) -> list[dict[str, Any]]:
-    return list(run.engine.export(run.stack).get("resources", []))
+    return run.state()
 
 
 def _chart_children(resources: list[dict[str, Any]]) -> set[str]:
@@ -165,13 +87,13 @@ def _comparable(value: Any) -> Any:
     return value
 
 
-def test_engine_registers_what_the_offline_plan_registers(engine_run: EngineRun, report: Report) -> None:
+def test_engine_registers_what_the_offline_plan_registers(engine: EngineRun, report: Report) -> None:
     state = _state_resources(engine_run)
     engine_only = _chart_children(state) | {
         r["urn"] for r in state if r["type"].startswith("pulumi:providers:") or r["type"] == "pulumi:pulumi:Stack"
     }
     real = {r["urn"]: r for r in state if r["urn"] not in engine_only}
-    offline = {r["urn"]: r for r in engine_run.plan.resources}
+    offline = {r["urn"]: r for r in engine.plan.resources}
     assert (sorted(set(real) - set(offline)), sorted(set(offline) - set(real))) == ([], [])
     differences = {}
     exceptions: dict[str, list[str]] = {}
@@ -202,15 +124,15 @@ def test_engine_registers_what_the_offline_plan_registers(engine_run: EngineRun,
         if wrong:
             differences[urn] = wrong
     out = {"differences": differences, "documentedExceptions": exceptions}
-    (OUT / f"engine-vs-plan-{engine_run.name}.json").write_text(json.dumps(out, indent=1, sort_keys=True))
-    report.checks[f"engine vs offline plan {engine_run.name}"] = (
+    (OUT / f"engine-vs-plan-{engine.name}.json").write_text(json.dumps(out, indent=1, sort_keys=True))
+    report.checks[f"engine vs offline plan {engine.name}"] = (
         f"{len(offline)} resources, {len(differences)} differences; exceptions: "
         + "; ".join(f"{k} ({len(v)})" for k, v in sorted(exceptions.items()))
     )
     assert differences == {}
 
 
-def test_chart_crds_are_protected_in_state(engine_run: EngineRun, report: Report) -> None:
+def test_chart_crds_are_protected_in_state(engine: EngineRun, report: Report) -> None:
     state = _state_resources(engine_run)
     crds = {
         r["urn"].rsplit("::", 1)[1]: bool(r.get("protect"))
@@ -219,43 +141,43 @@ def test_chart_crds_are_protected_in_state(engine_run: EngineRun, report: Report
     }
     assert len(crds) >= 12
     assert {name: protected for name, protected in crds.items() if not protected} == {}
-    report.checks[f"protected CRDs {engine_run.name}"] = f"{len(crds)} CRDs protected in state"
+    report.checks[f"protected CRDs {engine.name}"] = f"{len(crds)} CRDs protected in state"
 
 
-def test_destroy_is_refused_while_kueue_is_protected(engine_run: EngineRun, report: Report) -> None:
+def test_destroy_is_refused_while_kueue_is_protected(engine: EngineRun, report: Report) -> None:
     # `pulumi destroy --yes` as users run it: its preview meets the protected CRDs and stops before any delete.
     # (The Automation API's destroy adds --skip-preview: then the engine deletes every unprotected resource,
     # the queues among them, before it reaches the protected CRDs. docs/operations.md says so.)
     before = _state_resources(engine_run)
-    result = engine_run.engine.cli("destroy", "--yes", "--stack", engine_run.name, cwd=engine_run.work, check=False)
+    result = engine.engine.cli("destroy", "--yes", "--stack", engine.name, cwd=engine.work, check=False)
     assert result.returncode != 0
     assert "protected" in result.stdout + result.stderr
     assert len(_state_resources(engine_run)) == len(before)
-    assert engine_run.cluster.get_json("clusterqueues")["items"]
-    report.checks[f"destroy refused {engine_run.name}"] = "pulumi destroy --yes stopped at its preview: nothing deleted"
+    assert engine.cluster.get_json("clusterqueues")["items"]
+    report.checks[f"destroy refused {engine.name}"] = "pulumi destroy --yes stopped at its preview: nothing deleted"
 
 
-def test_destroy_after_lifting_protection_leaves_nothing(engine_run: EngineRun, report: Report) -> None:
-    config = copy.deepcopy(engine_run.config)
+def test_destroy_after_lifting_protection_leaves_nothing(engine: EngineRun, report: Report) -> None:
+    config = copy.deepcopy(engine.config)
     config[f"{PROJECT}:kueue"] = {**config[f"{PROJECT}:kueue"], "protect": False}
     config[f"{PROJECT}:jobset"] = {**config[f"{PROJECT}:jobset"], "protectCrds": False}
-    engine_run.set_config(config)
-    assert engine_run.up().summary.result == "succeeded"
+    engine.set_config(config)
+    assert engine.up().summary.result == "succeeded"
     started = time.monotonic()
-    result = engine_run.stack.destroy(color="never")
+    result = engine.stack.destroy(color="never")
     seconds = time.monotonic() - started
-    report.checks[f"destroy {engine_run.name}"] = f"{result.summary.resource_changes} in {seconds:.1f} s"
+    report.checks[f"destroy {engine.name}"] = f"{result.summary.resource_changes} in {seconds:.1f} s"
     assert result.summary.result == "succeeded"
-    namespaces = [r for r in engine_run.plan.resources if r["type"] == "kubernetes:core/v1:Namespace"]
+    namespaces = [r for r in engine.plan.resources if r["type"] == "kubernetes:core/v1:Namespace"]
     deleted = {r["inputs"]["metadata"]["name"] for r in namespaces if not r.get("retainOnDelete")}
     retained = {r["inputs"]["metadata"]["name"] for r in namespaces if r.get("retainOnDelete")}
     left: dict[str, str] = {}
     for _ in _deadline_loop("deleted namespaces to be gone (no finalizer stuck)", 120, interval=1):
-        left = {n["metadata"]["name"]: n["status"]["phase"] for n in engine_run.cluster.get_json("namespaces")["items"]}
+        left = {n["metadata"]["name"]: n["status"]["phase"] for n in engine.cluster.get_json("namespaces")["items"]}
         if not set(left) & deleted:
             break
     assert {n: left.get(n) for n in sorted(retained)} == dict.fromkeys(sorted(retained), "Active")
     # Kueue's CRDs went with the chart (protection lifted), and every ClusterQueue with them.
-    remaining = engine_run.cluster.kubectl("get", "clusterqueues", "-o", "name", check=False)
+    remaining = engine.cluster.kubectl("get", "clusterqueues", "-o", "name", check=False)
     assert (remaining.returncode, remaining.stdout) == (1, "")
     assert json.dumps(_state_resources(engine_run)) == "[]"
