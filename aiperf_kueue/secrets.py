@@ -75,31 +75,93 @@ def in_a_spec(path: KeyPath) -> bool:
     return len(path) >= 3 and path[0] in SPEC_KEYS and isinstance(path[1], int) and path[2] == "spec"
 
 
-def check(paths: list[KeyPath], source: str) -> None:
+#: A whole ``jobs``/``sweeps`` key, or one whole entry, made one secure value.
+WHOLE_UNREADABLE = (
+    "is one secure value (pulumi config set --secret on the whole key): plan never decrypts, so it can neither "
+    "check these entries nor show them (pulumi up keeps every string of their specs secret). To plan it, make "
+    "only the secret strings secure: pulumi config set --secret --path 'aiperf-kueue:{key}[0].spec.<path>' VALUE"
+)
+NOT_HERE_WHOLE = (
+    "is secret, but secret values are supported only inside an AIPerfJob spec (jobs[i].spec or sweeps[i].spec); "
+    "this key's values would reach the cluster and Pulumi state in plaintext: keep it in clear"
+)
+
+
+def check(paths: list[KeyPath], source: str, *, decrypted: bool = False) -> None:
     """:class:`ConfigError` naming every ``secure:`` value outside an AIPerfJob spec.
 
     A whole list or mapping made secure inside a spec is left to the config model, whose
-    message says to make only its string values secure.
+    message says to make only its string values secure. A whole ``jobs``/``sweeps`` key (or one
+    entry of it) made secure is readable only ``decrypted`` (under ``pulumi up``, which then keeps
+    every string of those specs secret: :func:`secret_strings`); offline it is refused with the fix.
     """
-    problems = [Problem(key_path(*p), NOT_HERE) for p in paths if not in_a_spec(p) and len(p) > 1]
+    problems = []
+    for p in paths:
+        if in_a_spec(p):
+            continue
+        if len(p) > 2 or (len(p) == 2 and p[0] not in SPEC_KEYS):
+            problems.append(Problem(key_path(*p), NOT_HERE))
+        elif p[0] not in SPEC_KEYS:
+            problems.append(Problem(key_path(*p), NOT_HERE_WHOLE))
+        elif not decrypted:
+            problems.append(Problem(key_path(*p), WHOLE_UNREADABLE.format(key=p[0])))
     if problems:
         raise ConfigError(source, problems)
 
 
+def value_at(values: Any, path: KeyPath) -> Any:
+    """The value at ``path``; None where there is none."""
+    node: Any = values
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
 def secret_strings(values: Mapping[str, Any], paths: list[KeyPath]) -> frozenset[str]:
-    """The string values at ``paths``: what every AIPerfJob must carry as Pulumi secrets."""
+    """The string values at ``paths``: what every AIPerfJob must carry as Pulumi secrets.
+
+    A path to a whole ``jobs``/``sweeps`` key or entry (made secure as one value, readable under
+    ``pulumi up`` only) stands for every string of the specs below it; one inside a spec, for every
+    string below it."""
     found: set[str] = set()
     for path in paths:
-        node: Any = values
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                node = None
-                break
-        if isinstance(node, str) and node:
-            found.add(node)
+        node = value_at(values, path)
+        if isinstance(node, str):
+            if node:
+                found.add(node)
+        elif path and path[0] in SPEC_KEYS and len(path) <= 2:
+            entries = node if isinstance(node, list) else [node]
+            for entry in entries:
+                spec = entry.get("spec") if isinstance(entry, dict) else None
+                found.update(v for _, v in _leaves(spec) if isinstance(v, str) and v)
+        elif in_a_spec(path):
+            found.update(v for _, v in _leaves(node) if isinstance(v, str) and v)
     return frozenset(found)
+
+
+def placeholders(decrypted: Mapping[str, Any], in_file: Mapping[str, Any], paths: list[KeyPath]) -> dict[str, str]:
+    """Each decrypted secret string → what ``plan`` shows for it (``[encrypted xxxxxxxx]``, from the stack
+    file's ciphertext), so that anything derived from a spec (a job's name digest) is the same offline and
+    under ``pulumi up``; strings of a whole secure key or entry → ``[secret]``."""
+    out: dict[str, str] = {}
+    for path in paths:
+        plain, shown = value_at(decrypted, path), value_at(in_file, path)
+        if isinstance(plain, str) and isinstance(shown, str):
+            out[plain] = shown
+        else:
+            out.update(dict.fromkeys(secret_strings(decrypted, [path]), "[secret]"))
+    return out
+
+
+def redact(line: str, strings: frozenset[str]) -> str:
+    """``line`` with every occurrence of a secret string replaced by ``[secret]`` (longest first). Strings
+    under 3 characters are left: replacing them would garble the message, and they are no secret."""
+    for text in sorted((t for t in strings if len(t) >= 3), key=len, reverse=True):
+        line = line.replace(text, "[secret]")
+    return line
 
 
 def spec_strings(values: Mapping[str, Any], keys: set[str]) -> frozenset[str]:

@@ -109,18 +109,23 @@ def plan_values(
     project_dir: Path | None = None,
     secure_paths: list[secrets.KeyPath] | None = None,
     provider: Mapping[str, Any] | None = None,
+    *,
+    decrypted: bool = False,
 ) -> StackPlan:
     """:func:`secrets.check`, :func:`~aiperf_kueue.loader.parse_config`, then :func:`plan_stack`.
 
     ``secure_paths``: where the stack file has ``secure:`` values (default: where ``values``
     hold their placeholders, as the loader writes them offline). ``provider``: the stack's
     ``kubernetes:*`` settings, checked by :func:`~aiperf_kueue.installs.provider_problems`.
+    ``decrypted``: the values are the engine's (``pulumi up``), so a whole secure ``jobs`` key is readable.
 
     ``plan`` validates a stack before it runs the program, which validates the same values
     again: the second call takes the first one's plan (once) instead of planning it all over.
     Equal ``repr`` means equal values, types included; problems are never remembered.
     """
-    secrets.check(secrets.placeholder_paths(values) if secure_paths is None else secure_paths, source)
+    secrets.check(
+        secrets.placeholder_paths(values) if secure_paths is None else secure_paths, source, decrypted=decrypted
+    )
     key = (repr(values), str(project_dir))
     remembered = _validated.pop(key, None)
     plan = remembered if remembered is not None else plan_stack(parse_config(values, source), source, project_dir)

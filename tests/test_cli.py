@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from aiperf_kueue import secrets
+from aiperf_kueue.offline import cli
 from aiperf_kueue.offline.cli import main
 from tests.support import COMMITTED_STACKS, OPERATOR_CHART_NOTE, ROOT
 
@@ -86,6 +87,7 @@ DEV_PLAN = {
         "--queue-name aiperf-queue"
     },
     "warnings": [],
+    "provider": {},
 }
 
 
@@ -231,3 +233,17 @@ def test_a_local_operator_chart_not_checked_out_is_a_note_on_stderr(
     # The files are the same wherever the plan is made: the note is not in them.
     assert "not-checked-out" not in (tmp_path / "out" / "plan.json").read_text()
     assert "Warnings: none" in printed.out
+
+
+def test_the_provider_settings_reach_the_program_offline_as_under_pulumi_up(tmp_path: Path) -> None:
+    """The readiness gate waits on the provider's cluster: offline, the plan shows which, as the engine will."""
+    text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace(
+        "config:\n", "config:\n  kubernetes:context: lab-cluster\n", 1
+    )
+    (tmp_path / "Pulumi.lab.yaml").write_text(text)
+    result = cli.compute_plan(tmp_path / "Pulumi.lab.yaml")
+    gate = next(r for r in result.records if r["name"] == "kueue-ready")
+    assert (gate["inputs"]["context"], result.plan_data["provider"]) == (
+        "lab-cluster",
+        {"kubernetes:context": "lab-cluster"},
+    )

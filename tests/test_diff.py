@@ -479,3 +479,14 @@ def test_diff_out_must_not_be_a_directory(tmp_path: Path, capsys: pytest.Capture
         "",
         f"{tmp_path}: --out is a directory: diff writes the report to a file\n",
     )
+
+
+def test_a_changed_provider_setting_is_a_note_with_both_values() -> None:
+    base = Plan("base", [], {"stack": "prod", "provider": {"kubernetes:context": "prod-a"}})
+    head = Plan("head", [], {"stack": "prod", "provider": {"kubernetes:context": "prod-b"}})
+    assert compare(base, head).notes == (
+        "The Kubernetes provider's settings change (`kubernetes:context` prod-a → prod-b): `pulumi up` deploys "
+        "every object to what they name, and the readiness gate waits there; check they name the cluster you mean.",
+    )
+    # A plan from before plan.json kept them says nothing: no note.
+    assert compare(Plan("old", [], {"stack": "prod"}), head).notes == ()

@@ -159,8 +159,8 @@ def test_under_pulumi_up_without_the_stack_file_every_spec_string_is_secret(
     env = jobs_of(run)["jobs-bench-team-a-llama-latency"]["spec"]["podTemplate"]["env"]
     assert env[1] == {"name": secret("HF_TOKEN"), "value": secret("hf_0123456789abcdef")}
     assert run.warnings == [
-        "stacks/Pulumi.gone.yaml not found: cannot tell which values of the secret keys jobs were secure, so "
-        "every string in their job specs is kept secret"
+        "the secret keys jobs have no secure: value in stacks/Pulumi.gone.yaml (set with --config-file, from an "
+        "environment, or as one secure value): every string in their job specs is kept secret"
     ]
 
 
@@ -173,3 +173,98 @@ def test_plan_rejects_a_secure_value_outside_a_job_spec(tmp_path: Path, capsys: 
     assert printed.err == f"{path}: aiperf-kueue:queues.cohort: {secrets.NOT_HERE}\n"
     assert printed.out == ""
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- a whole key secret, under pulumi up
+
+JOBS_CIPHER = "v1:d2hvbGUtam9icy1rZXk="
+
+
+def test_plan_refuses_a_whole_secure_jobs_key_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = prod_document()
+    document["config"]["aiperf-kueue:jobs"] = {"secure": JOBS_CIPHER}
+    path = write(tmp_path, "whole", document)
+    assert main(["plan", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"{path}: aiperf-kueue:jobs: {secrets.WHOLE_UNREADABLE.format(key='jobs')}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_under_pulumi_up_a_whole_secure_jobs_key_keeps_every_spec_string_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pulumi config set --secret aiperf-kueue:jobs '<json>'`: one secure value in the stack file."""
+    document = with_secure_env_and_header(prod_document(), "hf_0123456789abcdef", "sweep-key-0123")
+    values = {k.partition(":")[2]: v for k, v in document["config"].items()}
+    document["config"]["aiperf-kueue:jobs"] = {"secure": JOBS_CIPHER}
+    (tmp_path / "stacks").mkdir()
+    write(tmp_path / "stacks", "whole", document)
+    monkeypatch.setattr(stack_config, "PROJECT_DIR", tmp_path)
+    run = run_program("whole", values, {"jobs"})
+    job = jobs_of(run)["jobs-bench-team-a-llama-latency"]
+    assert job["spec"]["podTemplate"]["env"][1] == {"name": secret("HF_TOKEN"), "value": secret("hf_0123456789abcdef")}
+    assert job["metadata"]["name"] == "llama-latency"  # names stay readable
+    assert "hf_0123456789abcdef" not in json.dumps([run.outputs, run.warnings])
+    assert run.warnings == []
+
+
+def test_under_pulumi_up_a_secret_key_from_elsewhere_keeps_its_spec_strings_secret_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key the engine flags secret that the stack file holds in clear: from an ESC environment or --config-file."""
+    document = with_secure_env_and_header(prod_document(), "hf_0123456789abcdef", "sweep-key-0123")
+    (tmp_path / "stacks").mkdir()
+    write(tmp_path / "stacks", "esc", document)
+    monkeypatch.setattr(stack_config, "PROJECT_DIR", tmp_path)
+    values = {k.partition(":")[2]: v for k, v in document["config"].items()}
+    run = run_program("esc", values, {"sweeps"})
+    headers = jobs_of(run)["jobs-bench-research-llama-sweep-c8"]["spec"]["benchmark"]["endpoint"]["headers"]
+    assert headers == {"X-Key": secret("sweep-key-0123")}
+    assert run.warnings == [
+        "the secret keys sweeps have no secure: value in stacks/Pulumi.esc.yaml (set with --config-file, from an "
+        "environment, or as one secure value): every string in their job specs is kept secret"
+    ]
+
+
+def test_under_pulumi_up_a_secret_key_outside_the_job_specs_is_refused_without_its_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stack_config, "PROJECT_DIR", tmp_path)
+    values = {k.partition(":")[2]: v for k, v in prod_document()["config"].items()}
+    import pulumi
+
+    with pytest.raises(pulumi.RunError) as raised:
+        run_program("gone", values, {"queues"})
+    assert str(raised.value).splitlines() == [
+        "invalid stack config:",
+        f"stacks/Pulumi.gone.yaml: aiperf-kueue:queues: {secrets.NOT_HERE_WHOLE}",
+    ]
+
+
+def test_under_pulumi_up_a_config_error_never_shows_a_secret_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stack_config, "PROJECT_DIR", tmp_path)
+    document = prod_document()
+    document["config"]["aiperf-kueue:jobs"][0]["spec"]["benchmark"]["endpoint"]["type"] = "hf_0123456789abcdef"
+    values = {k.partition(":")[2]: v for k, v in document["config"].items()}
+    import pulumi
+
+    with pytest.raises(pulumi.RunError) as raised:
+        run_program("gone", values, {"jobs"})
+    message = str(raised.value)
+    assert "hf_0123456789abcdef" not in message
+    assert "[secret]" in message
+
+
+def test_placeholders_map_each_decrypted_secret_to_what_plan_shows() -> None:
+    decrypted = {"jobs": [{"name": "a", "spec": {"env": [{"name": "K", "value": "hf_secret"}]}}]}
+    in_file = {"jobs": [{"name": "a", "spec": {"env": [{"name": "K", "value": "[encrypted 5f956caa]"}]}}]}
+    path = ("jobs", 0, "spec", "env", 0, "value")
+    assert secrets.placeholders(decrypted, in_file, [path]) == {"hf_secret": "[encrypted 5f956caa]"}
+    assert secrets.placeholders(decrypted, {"jobs": "[encrypted 00000000]"}, [("jobs",)]) == {
+        "K": "[secret]",
+        "hf_secret": "[secret]",
+    }
+    assert secrets.redact("got 'hf_secret' and 'K'", frozenset({"hf_secret", "K"})) == "got '[secret]' and 'K'"

@@ -65,7 +65,7 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
     except ConfigError as exc:
         raise ConfigError(source, exc.problems) from None
     name = stack_name_of(path)
-    run = run_program(name, values, secret_keys)
+    run = run_program(name, values, secret_keys, provider=stack.provider)
     records = report.resource_records(run.resources)
     outputs = report.clean(run.outputs)
     plan_data: dict[str, Any] = {
@@ -81,6 +81,7 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "preflight": outputs.get("preflight", []),
         "aiperfCli": outputs.get("aiperfCli", {}),
         "warnings": run.warnings,
+        "provider": report.provider_settings(stack.provider),
     }
     files = {
         "manifests.yaml": report.manifests_yaml(records),

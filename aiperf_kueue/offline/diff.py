@@ -621,6 +621,18 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
                 f"Base is stack `{base_stack}`, head is stack `{head_stack}`: two different stacks, compared "
                 "resource by resource, not one stack before and after.",
             )
+        old_provider, new_provider = base_data.get("provider") or {}, head.data.get("provider") or {}
+        moved = sorted(k for k in {*old_provider, *new_provider} if old_provider.get(k) != new_provider.get(k))
+        if moved and "provider" in base_data:
+            changed = "; ".join(
+                f"`{k}` {_text(old_provider.get(k)) or '(unset)'} → {_text(new_provider.get(k)) or '(unset)'}"
+                for k in moved
+            )
+            notes = (
+                *notes,
+                f"The Kubernetes provider's settings change ({changed}): `pulumi up` deploys every object to "
+                "what they name, and the readiness gate waits there; check they name the cluster you mean.",
+            )
         legacy = [
             side
             for side, p in (("base", base), ("head", head))

@@ -15,7 +15,7 @@ import logging
 import runpy
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,12 +171,16 @@ def run_program(
     config: dict[str, Any],
     secret_keys: set[str] | None = None,
     program: Path = PROGRAM,
+    provider: Mapping[str, Any] | None = None,
 ) -> ProgramRun:
-    """Run ``program`` for ``stack`` with ``config`` (key without prefix → value).
+    """Run ``program`` for ``stack`` with ``config`` (key without prefix → value) and the Kubernetes
+    provider's settings (``kubernetes:context`` → value, as the stack file has them): under ``pulumi up``
+    the program reads those too (the readiness gate waits on the provider's cluster).
 
     Values are handed over as the engine does: strings, objects as JSON.
     """
     engine_config = {f"{PROJECT}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    engine_config.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in (provider or {}).items()})
     monitor = _RecordingMonitor(_Recorder())
     handler = _Warnings()
     logger = logging.getLogger(f"aiperf-kueue.offline.{id(handler)}")

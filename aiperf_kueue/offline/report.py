@@ -42,6 +42,19 @@ def clean(value: Any) -> Any:
     return value
 
 
+def provider_settings(provider: dict[str, Any]) -> dict[str, Any]:
+    """The stack's ``kubernetes:*`` settings as ``plan.json`` shows them: kubeconfig contents (credentials,
+    or their ciphertext) as a fingerprint, everything else as written."""
+    shown: dict[str, Any] = {}
+    for key, value in sorted(provider.items()):
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        if key == "kubernetes:kubeconfig" and ("\n" in text or text.lstrip().startswith(("{", "[encrypted"))):
+            shown[key] = f"[kubeconfig {fingerprint(text)}]"
+        else:
+            shown[key] = value
+    return shown
+
+
 def resource_records(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``resources.json`` rows: type, name, parent, dependsOn, options and inputs."""
     return [
