@@ -50,6 +50,8 @@ class ChartController:
     cert_dir: Path | None = None
     secret: str | None = None
     restarts: int = 0
+    starts: int = 0
+    """Processes started: the first, and one per restart, rollout or reconfiguration."""
     config_text: str | None = None
     """The chart's manager configuration the running process was started with."""
     log: list[str] = field(default_factory=list)
@@ -228,6 +230,7 @@ class ChartControllers:
         args.insert(1, f"--config={path}")
         c.process = self.cluster._spawn(f"chart-{c.name}", args)
         c.started_at = time.monotonic()
+        c.starts += 1
 
     def _config_changed(self, c: ChartController, deployment: Mapping[str, Any]) -> bool:
         volumes = deployment["spec"]["template"]["spec"].get("volumes") or []

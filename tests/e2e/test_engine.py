@@ -88,7 +88,7 @@ def _comparable(value: Any) -> Any:
 
 
 def test_engine_registers_what_the_offline_plan_registers(engine: EngineRun, report: Report) -> None:
-    state = _state_resources(engine_run)
+    state = _state_resources(engine)
     engine_only = _chart_children(state) | {
         r["urn"] for r in state if r["type"].startswith("pulumi:providers:") or r["type"] == "pulumi:pulumi:Stack"
     }
@@ -133,7 +133,7 @@ def test_engine_registers_what_the_offline_plan_registers(engine: EngineRun, rep
 
 
 def test_chart_crds_are_protected_in_state(engine: EngineRun, report: Report) -> None:
-    state = _state_resources(engine_run)
+    state = _state_resources(engine)
     crds = {
         r["urn"].rsplit("::", 1)[1]: bool(r.get("protect"))
         for r in state
@@ -148,11 +148,11 @@ def test_destroy_is_refused_while_kueue_is_protected(engine: EngineRun, report: 
     # `pulumi destroy --yes` as users run it: its preview meets the protected CRDs and stops before any delete.
     # (The Automation API's destroy adds --skip-preview: then the engine deletes every unprotected resource,
     # the queues among them, before it reaches the protected CRDs. docs/operations.md says so.)
-    before = _state_resources(engine_run)
+    before = _state_resources(engine)
     result = engine.engine.cli("destroy", "--yes", "--stack", engine.name, cwd=engine.work, check=False)
     assert result.returncode != 0
     assert "protected" in result.stdout + result.stderr
-    assert len(_state_resources(engine_run)) == len(before)
+    assert len(_state_resources(engine)) == len(before)
     assert engine.cluster.get_json("clusterqueues")["items"]
     report.checks[f"destroy refused {engine.name}"] = "pulumi destroy --yes stopped at its preview: nothing deleted"
 
@@ -180,4 +180,4 @@ def test_destroy_after_lifting_protection_leaves_nothing(engine: EngineRun, repo
     # Kueue's CRDs went with the chart (protection lifted), and every ClusterQueue with them.
     remaining = engine.cluster.kubectl("get", "clusterqueues", "-o", "name", check=False)
     assert (remaining.returncode, remaining.stdout) == (1, "")
-    assert json.dumps(_state_resources(engine_run)) == "[]"
+    assert json.dumps(_state_resources(engine)) == "[]"
