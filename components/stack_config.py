@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +33,16 @@ class LoadedStack:
     name digest) is the same offline and under ``pulumi up`` (:func:`aiperf_kueue.secrets.placeholders`)."""
 
 
-def project_dir() -> Path:
-    """Where ``Pulumi.yaml`` is: the engine's root directory (the project under ``pulumi up``), else the
-    repository. Relative chart paths and the stack file are found from here."""
-    root = pulumi.get_root_directory()
-    return Path(root) if root and (Path(root) / "Pulumi.yaml").is_file() else PROJECT_DIR
+def project_dir(stack: str) -> Path:
+    """Where ``Pulumi.yaml`` is, and relative chart paths and the stack file are found from: the engine's root
+    directory (the project, under ``pulumi up``), else the working directory or the repository, whichever holds
+    this stack's file (an Automation API inline program gets no root directory; its host may run it from the
+    project directory), else the repository."""
+    roots = [Path(r) for r in (pulumi.get_root_directory(), os.getcwd()) if r] + [PROJECT_DIR]
+    for root in roots:
+        if (root / stack_file_source(root, stack)).is_file():
+            return root
+    return next((r for r in roots if (r / "Pulumi.yaml").is_file()), PROJECT_DIR)
 
 
 def stack_file_source(root: Path, stack: str) -> str:
@@ -55,7 +61,7 @@ def load() -> LoadedStack:
     ``pulumi.RunError`` makes the engine print the message without a traceback. Under ``pulumi up`` the
     values arrive decrypted: a message never shows a secret key's values (they become ``[secret]``).
     """
-    root = project_dir()
+    root = project_dir(pulumi.get_stack())
     source = stack_file_source(root, pulumi.get_stack())
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     values = decode_engine_config(raw)

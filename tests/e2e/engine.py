@@ -42,9 +42,16 @@ PROJECT = "aiperf-kueue"
 PASSPHRASE = "aiperf-kueue-e2e"
 
 
-def program() -> None:
-    """The repository's ``__main__.py``, as the language host would run it."""
-    runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+def program_in(work: Path) -> Callable[[], None]:
+    """The repository's ``__main__.py``, run from the project directory ``work`` as the language host runs it
+    (an inline program gets no root directory from the engine: the program finds ``Pulumi.yaml`` in its
+    working directory)."""
+
+    def program() -> None:
+        os.chdir(work)
+        runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+
+    return program
 
 
 class Engine:
@@ -109,7 +116,7 @@ class Engine:
         return auto.create_or_select_stack(
             stack_name=stack,
             project_name=PROJECT,
-            program=program,
+            program=program_in(work),
             opts=auto.LocalWorkspaceOptions(
                 work_dir=str(work),
                 pulumi_home=str(self.home),
