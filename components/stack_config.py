@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,10 @@ class LoadedStack:
 
     plan: StackPlan
     secret_strings: frozenset[str]
+    secret_placeholders: Mapping[str, str] = field(default_factory=dict)
+    """Each decrypted ``secure:`` value → the placeholder ``plan`` shows for it: every AIPerfJob's
+    name digests its spec with these in place (``aiperf_kueue.manifests.spec_digest``), so
+    ``plan`` and ``pulumi up`` name it alike and no name depends on a secret's plaintext."""
 
 
 def load() -> LoadedStack:
