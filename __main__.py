@@ -11,6 +11,7 @@ import pulumi
 
 from aiperf_kueue import installs, manifests, submit
 from aiperf_kueue.admission import JobAdmission
+from aiperf_kueue.stack_plan import job_commands
 from components.installs import (
     AIPerfOperator,
     AIPerfOperatorArgs,
@@ -112,11 +113,12 @@ if config.operator.install:
     charts["operator"] = operator_release.as_dict()
 
 image = installs.operator_image(config.operator)
+# Each named <name>-<digest of its spec>, secure values hashed as plan shows them (docs/operations.md).
+job_manifests = stack.aiperf_jobs(loaded.secret_placeholders)
 
 
-def job_resource(admission: JobAdmission) -> JobResource:
+def job_resource(admission: JobAdmission, manifest: manifests.Manifest) -> JobResource:
     """The job, after its LocalQueue, its priority class, and the controllers that run it."""
-    manifest = manifests.aiperf_job(admission, image, config.operator.default_priority_class)
     priority = manifest["spec"]["scheduling"].get("priorityClass")
     return JobResource(
         manifest=manifest,
@@ -132,7 +134,10 @@ def job_resource(admission: JobAdmission) -> JobResource:
 if stack.jobs.admissions:
     AIPerfJobs(
         "jobs",
-        AIPerfJobsArgs(jobs=[job_resource(a) for a in stack.jobs.admissions], secret_strings=loaded.secret_strings),
+        AIPerfJobsArgs(
+            jobs=[job_resource(a, m) for a, m in zip(stack.jobs.admissions, job_manifests, strict=True)],
+            secret_strings=loaded.secret_strings,
+        ),
     )
 
 pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api, **kueue_install})
@@ -143,8 +148,8 @@ pulumi.export("pools", plan.pool_table())
 pulumi.export("shares", plan.share_table())  # percent of each pool, for reviewers
 for limits_key, limits in plan.limit_tables().items():
     pulumi.export(limits_key, limits)
-pulumi.export("jobs", stack.jobs_table())
-pulumi.export("preflight", stack.preflight_table())
+pulumi.export("jobs", stack.jobs_table(job_manifests))
+pulumi.export("preflight", stack.preflight_table(job_manifests))
 # `aiperf kube profile` arguments that submit into each namespace as the declared jobs do.
 pulumi.export(
     "aiperfCli",
@@ -162,6 +167,7 @@ pulumi.export(
         # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
         "describeWorkloads": {ns: f"kubectl describe workloads -n {ns}" for ns in namespaces},
         "aiperfJobs": {ns: f"kubectl get aiperfjobs -n {ns}" for ns in namespaces},
+        **job_commands(job_manifests),  # per job: its AIPerfJob, and every run of it
         "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespaces},
         "preemption": {
             cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'" for cq in queues.cluster_queue_names

@@ -6,11 +6,16 @@ components only register what these return.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from aiperf_kueue import quantity
 from aiperf_kueue.admission import JobAdmission
 from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass
+from aiperf_kueue.config.aiperf_spec import SPEC_DIGEST_LENGTH
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.planner import QueuePlan
 
@@ -145,28 +150,80 @@ def workload_priority_class(pc: PriorityClass, target: KueueTarget) -> Manifest:
 AIPERF_JOB_API_VERSION = "aiperf.nvidia.com/v1alpha1"
 
 #: ``spec`` fields the CRD freezes after creation (CEL ``oldSelf == self``): a change replaces
-#: the job. Only ``cancel`` and ``timeoutSeconds`` may change in place.
+#: the job. Only ``cancel`` and ``timeoutSeconds`` (:data:`AIPERF_JOB_MUTABLE`) may change in place.
 AIPERF_JOB_IMMUTABLE = (
     "image", "imagePullPolicy", "benchmark", "resourceMode", "connectionsPerWorker", "ttlSecondsAfterFinished",
     "resultsTtlDays", "keepFailedPods", "podTemplate", "scheduling", "schemaVersion", "sweep", "multiRun", "plot",
     "variables", "randomSeed", "noSweepTable", "skipEndpointCheck", "failurePolicy",
 )  # fmt: skip
 
+#: ``spec`` fields the CRD lets change in place: left out of the name's digest, so cancelling a
+#: run or changing its timeout updates that run instead of starting a new one.
+AIPERF_JOB_MUTABLE = ("cancel", "timeoutSeconds")
 
-def aiperf_job(admission: JobAdmission, default_image: str, default_priority_class: str | None) -> Manifest:
+#: The label naming the config entry an AIPerfJob comes from (``jobs[].name``, or ``<sweep>-c<N>``):
+#: every run of it, the current one and the earlier ones a spec change left behind, carries it.
+JOB_LABEL = "aiperf-kueue/job"
+
+NO_MASK: Mapping[str, str] = MappingProxyType({})
+
+
+def _masked(value: Any, mask: Mapping[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _masked(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, mask) for v in value]
+    if isinstance(value, str):
+        return mask.get(value, value)
+    return value
+
+
+def spec_digest(spec: Mapping[str, Any], mask: Mapping[str, str] = NO_MASK) -> str:
+    """The first :data:`~aiperf_kueue.config.aiperf_spec.SPEC_DIGEST_LENGTH` hex digits of the
+    SHA-256 of ``spec`` without :data:`AIPERF_JOB_MUTABLE`, as canonical JSON (sorted keys,
+    compact separators): the same spec gives the same digest in every process.
+
+    ``mask``: every string of the spec equal to one of its keys is hashed as its value instead.
+    Under ``pulumi up`` it maps each decrypted ``secure:`` value to the placeholder ``plan`` shows
+    for it (``[encrypted 1a2b3c4d]``), so both name the job alike and the name never depends on
+    a secret's plaintext.
+    """
+    frozen = {k: v for k, v in spec.items() if k not in AIPERF_JOB_MUTABLE}
+    text = json.dumps(_masked(frozen, mask) if mask else frozen, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:SPEC_DIGEST_LENGTH]
+
+
+def job_object_name(name: str, spec: Mapping[str, Any], mask: Mapping[str, str] = NO_MASK) -> str:
+    """``<name>-<digest>``: the AIPerfJob's ``metadata.name`` (and AIPerf job id).
+
+    The CRD freezes the spec, and a job is retained when replaced (it holds the results): under
+    the config name alone the replacement would meet the retained run (``AlreadyExists``). Named
+    after its spec, a changed benchmark is a new run beside the earlier one; the Pulumi resource
+    keeps the config name, so the change is a replace of one logical resource.
+    """
+    return f"{name}-{spec_digest(spec, mask)}"
+
+
+def aiperf_job(
+    admission: JobAdmission,
+    default_image: str,
+    default_priority_class: str | None,
+    mask: Mapping[str, str] = NO_MASK,
+) -> Manifest:
     """The AIPerfJob of one admitted entry: ``spec.scheduling`` always names the queue, so
-    AIPerf's own preflight checks that LocalQueue; ``spec.image`` defaults to the operator's."""
+    AIPerf's own preflight checks that LocalQueue; ``spec.image`` defaults to the operator's.
+    Named :func:`job_object_name` of the final spec (``mask``: see :func:`spec_digest`)."""
     entry = admission.entry
     spec = entry.manifest_spec(admission.local_queue)
     if entry.priority_class is None and default_priority_class is not None:
         spec["scheduling"]["priorityClass"] = default_priority_class
     spec.setdefault("image", default_image)
-    labels = {"aiperf-kueue/cluster-queue": admission.cluster_queue}
+    labels = {"aiperf-kueue/cluster-queue": admission.cluster_queue, JOB_LABEL: entry.name}
     if entry.sweep is not None:
         labels["aiperf-kueue/sweep"] = entry.sweep
     return {
         "apiVersion": AIPERF_JOB_API_VERSION,
         "kind": "AIPerfJob",
-        "metadata": _meta(entry.name, namespace=entry.namespace, labels=labels),
+        "metadata": _meta(job_object_name(entry.name, spec, mask), namespace=entry.namespace, labels=labels),
         "spec": spec,
     }

@@ -168,7 +168,7 @@ class Check:
     """What happens to the JobSet after a passing preflight: which queue admits it, if any."""
 
     job: str | None = None
-    """AIPerfJob name (declared jobs only)."""
+    """The job's config name (declared jobs only)."""
 
     sweep: str | None = None
     """The sweep a declared job is a point of."""
@@ -177,11 +177,15 @@ class Check:
     """Why a passing check misleads (the annotation names a queue the operator won't stamp), with
     the fix: a plan warning even on PASS."""
 
+    object_name: str | None = None
+    """A declared job's AIPerfJob name, ``<job>-<digest>`` (known once the manifest is built:
+    :meth:`aiperf_kueue.stack_plan.StackPlan.preflight_table`)."""
+
     @property
     def subject(self) -> str:
-        """``AIPerfJob bench/llama-latency`` or ``aiperf kube profile -n bench ...``."""
+        """``AIPerfJob bench/llama-latency-1a2b3c`` or ``aiperf kube profile -n bench ...``."""
         if self.job is not None:
-            return f"{self.kind} {self.namespace}/{self.job}"
+            return f"{self.kind} {self.namespace}/{self.object_name or self.job}"
         flag = f" --queue-name {self.queue_name}" if self.queue_name else " (no --queue-name)"
         return f"aiperf kube profile -n {self.namespace}{flag}"
 
@@ -192,6 +196,7 @@ class Check:
             "subject": self.subject,
             "kind": self.kind,
             "job": self.job,
+            "objectName": self.object_name,
             "namespace": self.namespace,
             "queueName": self.queue_name,
             "status": self.outcome.status,

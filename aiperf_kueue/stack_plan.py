@@ -20,12 +20,12 @@ before it found none, because it works on their results:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import operator_checks, preflight, secrets
+from aiperf_kueue import manifests, operator_checks, preflight, secrets
 from aiperf_kueue.admission import JobAdmission, JobsReport, check_jobs
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.expansion import expand_sweeps
@@ -65,26 +65,56 @@ class StackPlan:
         """Queue warnings, job warnings, priority warnings, then preflight WARNs, in config order."""
         return (*self.queues.warnings, *self.jobs.warnings, *self.checks)
 
-    def preflight_table(self) -> list[dict[str, Any]]:
-        """Per submission: the preflight status, the operator's message, the fix, and what follows."""
-        return [c.as_dict() for c in self.preflight]
+    def aiperf_jobs(self, mask: Mapping[str, str] = manifests.NO_MASK) -> list[manifests.Manifest]:
+        """Every AIPerfJob, in the order of ``jobs.admissions`` (``mask``: :func:`manifests.spec_digest`)."""
+        image, priority = operator_image(self.config.operator), self.config.operator.default_priority_class
+        return [manifests.aiperf_job(a, image, priority, mask) for a in self.jobs.admissions]
 
-    def jobs_table(self) -> list[dict[str, Any]]:
+    def preflight_table(self, jobs: Sequence[manifests.Manifest] | None = None) -> list[dict[str, Any]]:
+        """Per submission: the preflight status, the operator's message, the fix, and what follows;
+        a declared job by its AIPerfJob's name (from ``jobs``, default :meth:`aiperf_jobs` unmasked)."""
+        names = _object_names(self.aiperf_jobs() if jobs is None else jobs)
+        return [replace(c, object_name=names.get((c.namespace, c.job))).as_dict() for c in self.preflight]
+
+    def jobs_table(self, jobs: Sequence[manifests.Manifest] | None = None) -> list[dict[str, Any]]:
         """Per job: where it goes, what it asks for, where it lands, how many fit at once.
 
-        ``requests`` is what Kueue charges the job, all podSets together: CPU and memory (and
-        any other covered resource the pods request), plus ``pods`` only when
-        ``queues.coveredResources`` covers pods (then one per pod), since only then does Kueue
-        count pods against quota. ``fitOnNominal`` is ``None`` (unlimited) for a job that
+        ``objectName`` is the AIPerfJob's ``metadata.name`` (from ``jobs``, default
+        :meth:`aiperf_jobs` unmasked). ``requests`` is what Kueue charges the job, all podSets
+        together: CPU and memory (and any other covered resource the pods request), plus ``pods``
+        only when ``queues.coveredResources`` covers pods (then one per pod), since only then does
+        Kueue count pods against quota. ``fitOnNominal`` is ``None`` (unlimited) for a job that
         requests nothing.
         """
-        return [_job_row(a, self.config) for a in self.jobs.admissions]
+        names = _object_names(self.aiperf_jobs() if jobs is None else jobs)
+        return [_job_row(a, self.config, names[(a.entry.namespace, a.entry.name)]) for a in self.jobs.admissions]
 
 
-def _job_row(admission: JobAdmission, config: StackConfig) -> dict[str, Any]:
+def _object_names(jobs: Sequence[manifests.Manifest]) -> dict[tuple[str, str | None], str]:
+    """``(namespace, config name)`` → the AIPerfJob's name (the config name is its label)."""
+    return {
+        (j["metadata"]["namespace"], j["metadata"]["labels"][manifests.JOB_LABEL]): j["metadata"]["name"] for j in jobs
+    }
+
+
+def job_commands(jobs: Sequence[manifests.Manifest]) -> dict[str, dict[str, str]]:
+    """The ``kubectl`` output's per-job commands, keyed ``<namespace>/<config name>``:
+    ``aiperfJob`` describes the current run, ``jobRuns`` lists every run of the job (a spec change
+    leaves the earlier one in the cluster, named after its own spec)."""
+    current, runs = {}, {}
+    for job in jobs:
+        meta = job["metadata"]
+        ns, name = meta["namespace"], meta["labels"][manifests.JOB_LABEL]
+        current[f"{ns}/{name}"] = f"kubectl describe aiperfjob {meta['name']} -n {ns}"
+        runs[f"{ns}/{name}"] = f"kubectl get aiperfjobs -n {ns} -l {manifests.JOB_LABEL}={name}"
+    return {"aiperfJob": current, "jobRuns": runs}
+
+
+def _job_row(admission: JobAdmission, config: StackConfig, object_name: str) -> dict[str, Any]:
     entry, shape, placed = admission.entry, admission.shape, admission.assignment
     return {
         "name": entry.name,
+        "objectName": object_name,
         "namespace": entry.namespace,
         "queue": admission.local_queue,
         "clusterQueue": admission.cluster_queue,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pulumi
 
-from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE
+from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE, JOB_LABEL
 from components.kube import KubeObject
 
 TYPE = "aiperf-kueue:index:AIPerfJobs"
@@ -35,10 +35,11 @@ class AIPerfJobsArgs:
 
 
 class AIPerfJobs(pulumi.ComponentResource):
-    """Adding a job adds only that child; a change to a frozen spec field replaces it."""
+    """Adding a job adds only that child; a change to a frozen spec field replaces it with a new
+    run, named after its new spec."""
 
     job_names: list[str]
-    """``namespace/name`` of every job, in declaration order."""
+    """``namespace/name`` of every AIPerfJob (its ``metadata.name``), in declaration order."""
 
     def __init__(self, name: str, args: AIPerfJobsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
@@ -46,14 +47,18 @@ class AIPerfJobs(pulumi.ComponentResource):
         for job in args.jobs:
             meta = job.manifest["metadata"]
             KubeObject(
-                f"{name}-{meta['namespace']}-{meta['name']}",
+                # The config name, not the object's: a changed spec replaces this one logical resource.
+                f"{name}-{meta['namespace']}-{meta['labels'][JOB_LABEL]}",
                 _with_secrets(job.manifest, args.secret_strings),
                 pulumi.ResourceOptions(
                     parent=self,
                     depends_on=list(job.after),
-                    # The CRD freezes these (CEL); only cancel and timeoutSeconds update in place.
+                    # The CRD freezes these (CEL); only cancel and timeoutSeconds update in place. Each
+                    # also changes the name (its digest), which replaces the object by itself.
                     replace_on_changes=[f"spec.{f}" for f in AIPERF_JOB_IMMUTABLE],
-                    delete_before_replace=True,  # the name is the job id: fixed
+                    # No delete before replace: the new run has a name of its own, so Pulumi creates it
+                    # first and only then lets go of the old one (kept, under retainOnDelete). A
+                    # create that fails leaves the old run in the state and the cluster, to retry.
                     retain_on_delete=job.retain_on_delete,
                 ),
             )

@@ -420,9 +420,11 @@ def planned(values: dict[str, Any]) -> Any:
     return plan_stack(parse_config(values, "test.yaml"), "test.yaml", ROOT)
 
 
-def row(name: str, **changes: Any) -> dict[str, Any]:
+def row(name: str, digest: str, **changes: Any) -> dict[str, Any]:
+    """A jobs-table row; ``digest``: of the job's spec, which names its AIPerfJob."""
     base = {
         "name": name,
+        "objectName": f"{name}-{digest}",
         "namespace": "bench-a",
         "queue": "aiperf-queue",
         "clusterQueue": "team-a",
@@ -445,7 +447,10 @@ def test_jobs_table_shows_the_pool_a_node_selector_picks() -> None:
     pinned = {"nodeSelector": {"node-pool": "gpu-h100"}, "tolerations": [GPU_POD_TOLERATION]}
     plan = planned({**STACK, "jobs": [job("anywhere"), job("pinned", pinned)]})
     # gpu-h100: floor(32 / 3800m) = 8; floor(256Gi / 7936Mi) = 33.
-    assert plan.jobs_table() == [row("anywhere"), row("pinned", flavor=["gpu-h100"], fitOnNominal=8)]
+    assert plan.jobs_table() == [
+        row("anywhere", "bac157"),
+        row("pinned", "559793", flavor=["gpu-h100"], fitOnNominal=8),
+    ]
     assert plan.jobs.warnings == ()
 
 
@@ -472,7 +477,10 @@ def test_a_taint_on_the_first_pool_moves_jobs_to_the_next() -> None:
         job("plain", {"tolerations": [GPU_POD_TOLERATION]}),
         job("tolerant", {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}),
     ]
-    assert planned(values).jobs_table() == [row("plain", flavor=["gpu-h100"], fitOnNominal=8), row("tolerant")]
+    assert planned(values).jobs_table() == [
+        row("plain", "8b2f48", flavor=["gpu-h100"], fitOnNominal=8),
+        row("tolerant", "c91c47"),
+    ]
 
 
 def test_kueue_0_10_compares_on_every_flavors_label_keys() -> None:
@@ -480,7 +488,7 @@ def test_kueue_0_10_compares_on_every_flavors_label_keys() -> None:
     values = copy.deepcopy(STACK)
     values["inventory"]["pools"][1] = {"name": "spare", "nodes": 1, "cpu": "8", "memory": "32Gi"}
     values["jobs"] = [job("pinned", {"affinity": affinity([("node-pool", "In", ["gpu-h100"])])})]
-    assert planned(values).jobs_table() == [row("pinned", flavor=["spare"], fitOnNominal=2)]
+    assert planned(values).jobs_table() == [row("pinned", "b2ab09", flavor=["spare"], fitOnNominal=2)]
     values["kueue"] = {"version": "0.10.1"}
     with pytest.raises(ConfigError) as raised:
         planned(values)
@@ -500,14 +508,14 @@ def test_covered_pods_show_in_the_jobs_table() -> None:
     values["jobs"] = [job("counted")]
     # pods: floor(220 / 2) = 110; CPU still allows only 4.
     assert planned(values).jobs_table() == [
-        row("counted", requests={"cpu": "3800m", "memory": "7936Mi", "pods": 2}),
+        row("counted", "bac157", requests={"cpu": "3800m", "memory": "7936Mi", "pods": 2}),
     ]
 
 
 def test_resource_mode_none_bypasses_the_quota() -> None:
     values = {**STACK, "jobs": [job("free", resourceMode="none")]}
     plan = planned(values)
-    assert plan.jobs_table() == [row("free", requests={}, flavor=[], fitOnNominal=None)]
+    assert plan.jobs_table() == [row("free", "45273c", requests={}, flavor=[], fitOnNominal=None)]
     assert plan.jobs.warnings == (
         "jobs[0] free: resourceMode none: its pods request nothing, so Kueue admits it at once whenever "
         "ClusterQueue team-a is active, reserves no quota for it and assigns it no flavor (no pool's nodeSelector "
@@ -522,7 +530,7 @@ def test_resource_mode_none_with_covered_pods() -> None:
     values["inventory"]["pools"][0]["extraResources"] = {"pods": "110"}
     values["jobs"] = [job("free", resourceMode="none")]
     plan = planned(values)
-    assert plan.jobs_table() == [row("free", requests={"pods": 2}, fitOnNominal=110)]
+    assert plan.jobs_table() == [row("free", "45273c", requests={"pods": 2}, fitOnNominal=110)]
     assert plan.jobs.warnings == (
         "jobs[0] free: resourceMode none: the operator's containers request no CPU or memory, so Kueue charges "
         "it only pods 2 (flavor cpu) and it bypasses the CPU and memory quota: nothing guarantees its pods room "

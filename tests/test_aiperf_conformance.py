@@ -148,19 +148,19 @@ def test_immutable_fields_are_every_spec_field_but_cancel_and_timeout(crd: cv.Cr
 
 # --------------------------------------------------------------------------- committed stacks
 
-#: Shipped example → AIPerfJobs it declares, and the CEL rule evaluations over them (the two spec
-#: rules and the four endpoint rules per job; the stacks set no runtime or multiRun). Other stacks
-#: in stacks/ are checked to conform, without expected figures.
+#: Shipped example → AIPerfJobs it declares (``<name>-<digest of the spec>``), and the CEL rule
+#: evaluations over them (the two spec rules and the four endpoint rules per job; the stacks set no
+#: runtime or multiRun). Other stacks in stacks/ are checked to conform, without expected figures.
 COMMITTED = {
-    "dev": (["aiperf-benchmarks/smoke"], 6),
+    "dev": (["aiperf-benchmarks/smoke-42740b"], 6),
     "prod": (
         [
-            "bench-research/llama-sweep-c1",
-            "bench-research/llama-sweep-c1024",
-            "bench-research/llama-sweep-c128",
-            "bench-research/llama-sweep-c32",
-            "bench-research/llama-sweep-c8",
-            "bench-team-a/llama-latency",
+            "bench-research/llama-sweep-c1-1f564c",
+            "bench-research/llama-sweep-c1024-d5893e",
+            "bench-research/llama-sweep-c128-dc9a2c",
+            "bench-research/llama-sweep-c32-435319",
+            "bench-research/llama-sweep-c8-c0b718",
+            "bench-team-a/llama-latency-7b5e06",
         ],
         36,
     ),
@@ -171,7 +171,7 @@ COMMITTED = {
 #: Header values are always registered as secrets; prod's llama-latency sends an X-Team header.
 SECRETS: dict[str, list[str]] = {
     "dev": [],
-    "prod": ["bench-team-a/llama-latency spec.benchmark.endpoint.headers.X-Team"],
+    "prod": ["bench-team-a/llama-latency-7b5e06 spec.benchmark.endpoint.headers.X-Team"],
 }
 
 
@@ -270,6 +270,10 @@ RICH_JOB: dict[str, Any] = {
 }
 
 
+#: The rich job's AIPerfJob: its name and the digest of its spec (the secure value as its placeholder).
+RICH = "llama-rich-12bef9"
+
+
 def rich_stack(tmp_path: Path) -> Path:
     """prod plus :data:`RICH_JOB`, written as a stack file with ``secure:`` values."""
     document = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())
@@ -290,14 +294,14 @@ def test_a_job_using_more_of_the_spec_conforms_on_both_paths(tmp_path: Path, crd
     assert conform(recorded, crd) == (7, 45)
     # Header values are always kept secret (the program cannot tell a credential's from another's).
     assert sorted(secrets) == [
-        "bench-team-a/llama-latency spec.benchmark.endpoint.headers.X-Team",
-        "bench-team-b/llama-rich spec.benchmark.endpoint.headers.Authorization",
-        "bench-team-b/llama-rich spec.benchmark.endpoint.headers.X-Team",
+        "bench-team-a/llama-latency-7b5e06 spec.benchmark.endpoint.headers.X-Team",
+        f"bench-team-b/{RICH} spec.benchmark.endpoint.headers.Authorization",
+        f"bench-team-b/{RICH} spec.benchmark.endpoint.headers.X-Team",
     ]
-    rich = {ident(o): o for o in recorded}["bench-team-b/llama-rich"]
+    rich = {ident(o): o for o in recorded}[f"bench-team-b/{RICH}"]
     assert rich["spec"]["benchmark"]["endpoint"]["headers"] == {"X-Team": STAND_IN_KEY, "Authorization": "<redacted>"}
     # Apart from the stand-in, the registered job is the built one.
-    endpoint = built["bench-team-b/llama-rich"]["spec"]["benchmark"]["endpoint"]
+    endpoint = built[f"bench-team-b/{RICH}"]["spec"]["benchmark"]["endpoint"]
     assert endpoint["headers"] == {"X-Team": "[encrypted 702dec33]", "Authorization": "<redacted>"}
     endpoint.update(headers={"X-Team": STAND_IN_KEY, "Authorization": "<redacted>"})
     assert {ident(o): o for o in recorded} == built

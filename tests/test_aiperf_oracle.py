@@ -80,8 +80,10 @@ def test_every_job_of_a_committed_stack_is_created_as_planned(stack: str, oracle
     assert plan.jobs.admissions
     for admission in plan.jobs.admissions:
         entry = admission.entry
-        spec = manifests.aiperf_job(admission, image, config.operator.default_priority_class)["spec"]
-        result = oracle.create(env, cluster, {"name": entry.name, "namespace": entry.namespace, "spec": spec})
+        job = manifests.aiperf_job(admission, image, config.operator.default_priority_class)
+        spec, name = job["spec"], job["metadata"]["name"]  # <entry.name>-<digest>: the operator's job id
+        assert name == rows[entry.name]["objectName"]
+        result = oracle.create(env, cluster, {"name": name, "namespace": entry.namespace, "spec": spec})
         assert (result["outcome"], result["statusError"], result["unanswered"]) == ("created", None, []), result
         assert [c for c in result["preflight"] if c["status"] == "fail"] == []
         if expects_no_warnings(stack):
@@ -93,14 +95,14 @@ def test_every_job_of_a_committed_stack_is_created_as_planned(stack: str, oracle
         (jobset,) = result["jobsets"]
         predicted = predicted_jobset(
             admission.shape,
-            name=entry.name,
+            name=name,
             spec=spec,
             sizing=plan.sizing,
             default_priority_class=env.get("AIPERF_K8S_JOBSET_KUEUE_DEFAULT_PRIORITY_CLASS"),
         )
         assert jobset_view(jobset) == predicted, entry.name
         assert _kueue_total(jobset) == rows[entry.name]["requests"], entry.name
-        assert result["returned"] == {"jobSetName": f"aiperf-{entry.name}", "workers": admission.shape.total_workers}
+        assert result["returned"] == {"jobSetName": f"aiperf-{name}", "workers": admission.shape.total_workers}
         # The preflight the plan reports for the job is the operator's.
         (kueue_queue,) = [c for c in result["preflight"] if c["name"] == "Kueue Queue"]
         (mine,) = [c for c in plan.preflight if c.job == entry.name]

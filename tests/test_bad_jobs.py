@@ -57,9 +57,10 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "aiperf-kueue:jobs[0].spec.podTemplate: llama-latency: extraPodSpec may not override "
         "security-critical PodSpec keys: securityContext. Use the typed podTemplate fields instead.",
     ),
-    "job-name-36-chars": (
-        "aiperf-kueue:jobs[0].name: must be at most 35 characters (AIPerf job-id limit), got 36 "
-        "('llama-latency-xxxxxxxxxxxxxxxxxxxxxx')",
+    "job-name-29-chars": (
+        "aiperf-kueue:jobs[0].name: must be at most 28 characters, got 29 ('llama-latency-xxxxxxxxxxxxxxx'): the "
+        "AIPerfJob's name adds '-' and a 6-digit digest of its spec, within AIPerf's 35-character job-id limit; "
+        "shorten it by 1 character",
     ),
     "job-name-not-dns": (
         "aiperf-kueue:jobs[0].name: must be a DNS-1123 label (lower-case letters, digits and '-', starting "
@@ -187,8 +188,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     ),
     "sweep-name-overflow": (
         "aiperf-kueue:sweeps[0]: sweep 'llama-3-1-8b-instruct-sweep-xy' generates job name "
-        "'llama-3-1-8b-instruct-sweep-xy-c1024' (36 characters); AIPerf job names are at most 35 characters: "
-        "shorten the sweep name to at most 29 characters",
+        "'llama-3-1-8b-instruct-sweep-xy-c1024' (36 characters), and job names are at most 28 (the AIPerfJob's name "
+        "adds '-' and a 6-digit digest of its spec, within AIPerf's 35-character job-id limit): shorten the sweep "
+        "name to at most 22 characters",
     ),
     "sweep-phase-missing": (
         "aiperf-kueue:sweeps[0]: sweep 'llama-sweep': spec.benchmark.phases has no phase named 'steady' "

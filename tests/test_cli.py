@@ -27,6 +27,7 @@ DEV_PLAN = {
     "jobs": [
         {
             "name": "smoke",
+            "objectName": "smoke-42740b",
             "namespace": "aiperf-benchmarks",
             "queue": "aiperf-queue",
             "clusterQueue": "benchmarks",
@@ -43,9 +44,10 @@ DEV_PLAN = {
     "preflight": [
         {
             "check": "Kueue Queue",
-            "subject": "AIPerfJob aiperf-benchmarks/smoke",
+            "subject": "AIPerfJob aiperf-benchmarks/smoke-42740b",
             "kind": "AIPerfJob",
             "job": "smoke",
+            "objectName": "smoke-42740b",
             "namespace": "aiperf-benchmarks",
             "queueName": "aiperf-queue",
             "status": "PASS",
@@ -59,6 +61,7 @@ DEV_PLAN = {
             "subject": "aiperf kube profile -n aiperf-benchmarks --queue-name aiperf-queue",
             "kind": "aiperf kube profile",
             "job": None,
+            "objectName": None,
             "namespace": "aiperf-benchmarks",
             "queueName": "aiperf-queue",
             "status": "PASS",
@@ -72,6 +75,7 @@ DEV_PLAN = {
             "subject": "aiperf kube profile -n aiperf-benchmarks (no --queue-name)",
             "kind": "aiperf kube profile without --queue-name",
             "job": None,
+            "objectName": None,
             "namespace": "aiperf-benchmarks",
             "queueName": None,
             "status": "PASS",
@@ -110,7 +114,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
     assert json.loads((tmp_path / "plan.json").read_text()) == DEV_PLAN
     docs = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
     assert sorted((d["kind"], d["metadata"]["name"]) for d in docs) == [
-        ("AIPerfJob", "smoke"),
+        ("AIPerfJob", "smoke-42740b"),
         ("ClusterQueue", "benchmarks"),
         ("Deployment", "aiperf-operator"),
         ("LocalQueue", "aiperf-queue"),

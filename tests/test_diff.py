@@ -96,15 +96,37 @@ def test_moving_a_namespace_replaces_its_local_queue_and_relabels_the_namespace(
     assert LocalQueueNode("ml-team-b", "aiperf-queue", "research") in diff.hierarchy.local_queues
 
 
-def test_job_concurrency_change_replaces_that_job_which_its_retention_makes_fail() -> None:
+def test_a_changed_benchmark_is_a_new_run_beside_the_retained_old_one() -> None:
     diff = compare(prod(), fixture("concurrency"))
     assert diff.summary() == "0 to create, 0 to update, 1 to replace, 0 to delete"
-    assert actions(diff.changes) == [("replace", LLAMA_LATENCY, ("spec.benchmark",))]
-    assert diff.changes[0].fields == (FieldChange("spec.benchmark.phases[1].concurrency", 50, 64),)
-    assert (diff.changes[0].retain_on_delete, diff.changes[0].delete_before_replace) == (True, True)
-    # The retained old job keeps the name its replacement is created with: AlreadyExists.
-    assert [c.name for c in diff.clashes()] == [LLAMA_LATENCY]
+    # The same logical resource (its name is the config name's), replaced: the spec is frozen, and the
+    # AIPerfJob's name follows its spec, so the new run is created beside the old one.
+    assert actions(diff.changes) == [("replace", LLAMA_LATENCY, ("spec.benchmark", "metadata.name"))]
+    assert diff.changes[0].fields == (
+        FieldChange("metadata.name", "llama-latency-7b5e06", "llama-latency-97b89f"),
+        FieldChange("spec.benchmark.phases[1].concurrency", 50, 64),
+    )
+    replaced = diff.changes[0]
+    assert (replaced.kind, replaced.retain_on_delete, replaced.delete_before_replace, replaced.already_exists) == (
+        "AIPerfJob bench-team-a/llama-latency-97b89f",
+        True,
+        False,
+        False,
+    )
+    assert diff.clashes() == []
     assert diff.endangered() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "change"), [("cancel", ("spec.cancel", True)), ("timeout", ("spec.timeoutSeconds", 7200))]
+)
+def test_cancel_and_timeout_update_the_run_in_place_under_its_name(name: str, change: tuple[str, object]) -> None:
+    diff = compare(prod(), fixture(name))
+    assert diff.summary() == "0 to create, 1 to update, 0 to replace, 0 to delete"
+    assert actions(diff.changes) == [("update", LLAMA_LATENCY, ())]
+    # The CRD lets these two change; the name's digest leaves them out.
+    assert diff.changes[0].fields == (FieldChange(change[0], MISSING, change[1]),)
+    assert diff.changes[0].kind == "AIPerfJob bench-team-a/llama-latency-7b5e06"
 
 
 def _record(name: str, meta: dict[str, str], spec: dict[str, object], retain: bool) -> dict[str, object]:
@@ -200,13 +222,6 @@ def test_identity_rules_apply_to_kubernetes_objects_and_chart_namespaces_only() 
     assert changes("pulumi-python:dynamic/aiperf-kueue:KueueReadinessGate", gate, {"namespace": "b"}) == [
         ("update", ())
     ]
-
-
-def test_cancel_updates_the_job_in_place() -> None:
-    diff = compare(prod(), fixture("cancel"))
-    assert diff.summary() == "0 to create, 1 to update, 0 to replace, 0 to delete"
-    assert actions(diff.changes) == [("update", LLAMA_LATENCY, ())]
-    assert diff.changes[0].fields == (FieldChange("spec.cancel", MISSING, True),)
 
 
 def test_adding_a_namespace_creates_only_that_namespaces_resources() -> None:

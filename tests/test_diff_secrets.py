@@ -85,8 +85,11 @@ def test_a_changed_plain_secret_replaces_the_job(tmp_path: Path) -> None:
         (
             "replace",
             LATENCY,
-            ("spec.benchmark",),
-            (FieldChange(HEADER_PATH, "[secret 96c2886c]", "[secret 1ee963da]"),),
+            ("spec.benchmark", "metadata.name"),
+            (
+                FieldChange("metadata.name", "llama-latency-7b5e06", "llama-latency-965355"),
+                FieldChange(HEADER_PATH, "[secret 96c2886c]", "[secret 1ee963da]"),
+            ),
         )
     ]
     row = markdown.resources_table(diff)[2]
@@ -99,7 +102,15 @@ def test_a_changed_ciphertext_shows_and_may_be_a_re_encryption(tmp_path: Path) -
     assert endpoint(base)["headers"]["X-Team"] == "[encrypted 86488c8a]"
     diff = compare(base, head)
     assert [(c.action, c.name, c.fields) for c in diff.changes] == [
-        ("replace", LATENCY, (FieldChange(HEADER_PATH, "[encrypted 86488c8a]", "[encrypted 206a222c]"),))
+        (
+            "replace",
+            LATENCY,
+            (
+                # The name digests the placeholder, never the plaintext: a re-encryption renames the run too.
+                FieldChange("metadata.name", "llama-latency-0944e2", "llama-latency-b636df"),
+                FieldChange(HEADER_PATH, "[encrypted 86488c8a]", "[encrypted 206a222c]"),
+            ),
+        )
     ]
     row = markdown.resources_table(diff)[2]
     assert (

@@ -152,9 +152,9 @@ def test_the_model_rejects_an_order_that_would_fail(tmp_path: Path) -> None:
     cluster = prerequisites("0.19.2")
     problems = [p for path in reversed(files) for p in cluster.apply(load(path))]
     assert problems[:3] == [
-        "AIPerfJob bench-team-a/llama-latency: namespace bench-team-a does not exist yet",
-        "AIPerfJob bench-team-a/llama-latency: LocalQueue bench-team-a/aiperf-queue does not exist yet",
-        "AIPerfJob bench-team-a/llama-latency: WorkloadPriorityClass benchmark-high does not exist yet",
+        "AIPerfJob bench-team-a/llama-latency-7b5e06: namespace bench-team-a does not exist yet",
+        "AIPerfJob bench-team-a/llama-latency-7b5e06: LocalQueue bench-team-a/aiperf-queue does not exist yet",
+        "AIPerfJob bench-team-a/llama-latency-7b5e06: WorkloadPriorityClass benchmark-high does not exist yet",
     ]
     assert "ClusterQueue team-a: ResourceFlavor cpu does not exist yet" in problems
     assert cluster.apply({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}) == [
@@ -178,7 +178,7 @@ def test_export_files_literally(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "007-role-aiperf-benchmarks-aiperf-operator-benchmark.yaml",
         "008-rolebinding-aiperf-benchmarks-aiperf-operator-benchmark.yaml",
         "009-localqueue-aiperf-benchmarks-aiperf-queue.yaml",
-        "011-aiperfjob-aiperf-benchmarks-smoke.yaml",
+        "011-aiperfjob-aiperf-benchmarks-smoke-42740b.yaml",
         "kustomization.yaml",
         "notes.md",
         "operator-env/010-deployment-aiperf-system-aiperf-operator.yaml",

@@ -462,8 +462,22 @@ def test_unknown_keys() -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("a" * 35, {}),
-        ("a" * 36, {"name": f"must be at most 35 characters (AIPerf job-id limit), got 36 ('{'a' * 36}')"}),
+        # 28 + "-" + 6 hex digits of the spec = 35, AIPerf's job-id limit.
+        ("a" * 28, {}),
+        (
+            "a" * 29,
+            {
+                "name": f"must be at most 28 characters, got 29 ('{'a' * 29}'): the AIPerfJob's name adds '-' and a "
+                "6-digit digest of its spec, within AIPerf's 35-character job-id limit; shorten it by 1 character"
+            },
+        ),
+        (
+            "a" * 35,
+            {
+                "name": f"must be at most 28 characters, got 35 ('{'a' * 35}'): the AIPerfJob's name adds '-' and a "
+                "6-digit digest of its spec, within AIPerf's 35-character job-id limit; shorten it by 7 characters"
+            },
+        ),
         (
             "Latency",
             {
@@ -558,12 +572,13 @@ def test_sweep_phase_selection() -> None:
 
 
 def test_sweep_name_overflow_names_the_sweep() -> None:
-    name = "x" * 31  # + "-c128" = 36
+    name = "x" * 24  # + "-c128" = 29
     assert problems(Sweep, sweep(name=name)) == {
-        "": f"sweep '{name}' generates job name '{name}-c128' (36 characters); AIPerf job names are at most 35 "
-        "characters: shorten the sweep name to at most 30 characters"
+        "": f"sweep '{name}' generates job name '{name}-c128' (29 characters), and job names are at most 28 (the "
+        "AIPerfJob's name adds '-' and a 6-digit digest of its spec, within AIPerf's 35-character job-id limit): "
+        "shorten the sweep name to at most 23 characters"
     }
-    assert problems(Sweep, sweep(name="x" * 30)) == {}
+    assert problems(Sweep, sweep(name="x" * 23)) == {}
 
 
 def test_sweep_field_errors() -> None:

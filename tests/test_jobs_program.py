@@ -104,9 +104,13 @@ def test_llama_latency_inputs() -> None:
         "apiVersion": "aiperf.nvidia.com/v1alpha1",
         "kind": "AIPerfJob",
         "metadata": {
-            "name": "llama-latency",
+            "name": "llama-latency-7b5e06",
             "namespace": "bench-team-a",
-            "labels": {"app.kubernetes.io/part-of": "aiperf-kueue", "aiperf-kueue/cluster-queue": "team-a"},
+            "labels": {
+                "app.kubernetes.io/part-of": "aiperf-kueue",
+                "aiperf-kueue/cluster-queue": "team-a",
+                "aiperf-kueue/job": "llama-latency",
+            },
         },
         "spec": {
             "resourceMode": "burstable",
@@ -144,7 +148,8 @@ def test_llama_latency_options() -> None:
     assert record["replaceOnChanges"] == REPLACE_ON_CHANGES == [f"spec.{f}" for f in AIPERF_JOB_IMMUTABLE]
     assert "spec.cancel" not in record["replaceOnChanges"]
     assert "spec.timeoutSeconds" not in record["replaceOnChanges"]
-    assert (record["deleteBeforeReplace"], record["retainOnDelete"], record["protect"]) == (True, True, False)
+    # A changed spec is a new run under a name of its own: created first, the old one then kept.
+    assert (record["deleteBeforeReplace"], record["retainOnDelete"], record["protect"]) == (False, True, False)
     # Its LocalQueue, its priority class, and every controller: Kueue (gate), JobSet, the operator.
     assert record["dependsOn"] == [
         OPERATOR_ENV,
@@ -164,11 +169,12 @@ def test_sweep_point_c128() -> None:
         "apiVersion": "aiperf.nvidia.com/v1alpha1",
         "kind": "AIPerfJob",
         "metadata": {
-            "name": "llama-sweep-c128",
+            "name": "llama-sweep-c128-dc9a2c",
             "namespace": "bench-research",
             "labels": {
                 "app.kubernetes.io/part-of": "aiperf-kueue",
                 "aiperf-kueue/cluster-queue": "research",
+                "aiperf-kueue/job": "llama-sweep-c128",
                 "aiperf-kueue/sweep": "llama-sweep",
             },
         },
@@ -187,7 +193,7 @@ def test_sweep_point_c128() -> None:
         },
     }
     assert record["replaceOnChanges"] == REPLACE_ON_CHANGES
-    assert (record["deleteBeforeReplace"], record["retainOnDelete"]) == (True, True)
+    assert (record["deleteBeforeReplace"], record["retainOnDelete"]) == (False, True)
     assert record["dependsOn"] == [
         OPERATOR_ENV,
         OPERATOR_CHART,
@@ -203,14 +209,15 @@ def test_sweep_points_differ_only_in_name_and_concurrency() -> None:
     points = {n: clean(r["inputs"]) for n, r in jobs.items() if "llama-sweep" in n}
     concurrency = {p["metadata"]["name"]: p["spec"]["benchmark"]["phases"][0]["concurrency"] for p in points.values()}
     assert concurrency == {
-        "llama-sweep-c1": 1,
-        "llama-sweep-c8": 8,
-        "llama-sweep-c32": 32,
-        "llama-sweep-c128": 128,
-        "llama-sweep-c1024": 1024,
+        "llama-sweep-c1-1f564c": 1,
+        "llama-sweep-c8-c0b718": 8,
+        "llama-sweep-c32-435319": 32,
+        "llama-sweep-c128-dc9a2c": 128,
+        "llama-sweep-c1024-d5893e": 1024,
     }
     for point in points.values():
         point["metadata"]["name"] = "x"
+        point["metadata"]["labels"]["aiperf-kueue/job"] = "x"
         point["spec"]["benchmark"]["phases"][0]["concurrency"] = 0
     assert len({json.dumps(p, sort_keys=True) for p in points.values()}) == 1
 
@@ -223,6 +230,7 @@ def test_prod_jobs_table() -> None:
     assert committed_run("prod").outputs["jobs"] == [
         {
             "name": "llama-latency",
+            "objectName": "llama-latency-7b5e06",
             "namespace": "bench-team-a",
             "queue": "aiperf-queue",
             "clusterQueue": "team-a",
@@ -233,10 +241,29 @@ def test_prod_jobs_table() -> None:
             **common,
             "fitOnNominal": 31,  # team-a's cpu flavor: floor(119700m / 3800m)
         },
-        {"name": "llama-sweep-c1", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
-        {"name": "llama-sweep-c8", **point, "pods": 2, "workers": 1, "requests": one_pod, **common, "fitOnNominal": 12},
+        {
+            "name": "llama-sweep-c1",
+            "objectName": "llama-sweep-c1-1f564c",
+            **point,
+            "pods": 2,
+            "workers": 1,
+            "requests": one_pod,
+            **common,
+            "fitOnNominal": 12,
+        },
+        {
+            "name": "llama-sweep-c8",
+            "objectName": "llama-sweep-c8-c0b718",
+            **point,
+            "pods": 2,
+            "workers": 1,
+            "requests": one_pod,
+            **common,
+            "fitOnNominal": 12,
+        },
         {
             "name": "llama-sweep-c32",
+            "objectName": "llama-sweep-c32-435319",
             **point,
             "pods": 2,
             "workers": 1,
@@ -246,6 +273,7 @@ def test_prod_jobs_table() -> None:
         },
         {
             "name": "llama-sweep-c128",
+            "objectName": "llama-sweep-c128-dc9a2c",
             **point,
             "pods": 2,
             "workers": 2,
@@ -255,6 +283,7 @@ def test_prod_jobs_table() -> None:
         },
         {
             "name": "llama-sweep-c1024",
+            "objectName": "llama-sweep-c1024-d5893e",
             **point,
             "pods": 3,
             "workers": 20,
@@ -297,9 +326,11 @@ def test_default_queue_and_operator_priority_class(variant: ProgramRun) -> None:
         KUEUE_READY,
         f"{PRIORITY}benchmark-low",
     ]
-    assert (record["deleteBeforeReplace"], record["replaceOnChanges"]) == (True, REPLACE_ON_CHANGES)
+    assert (record["deleteBeforeReplace"], record["replaceOnChanges"]) == (False, REPLACE_ON_CHANGES)
+    # Another queue and priority class: another spec, so another name than prod's llama-latency-7b5e06.
     assert variant.outputs["jobs"][0] == {
         "name": "llama-latency",
+        "objectName": "llama-latency-d71385",
         "namespace": "bench-team-a",
         "queue": "default",
         "clusterQueue": "team-a",
@@ -383,7 +414,7 @@ def test_plan_output_never_contains_the_ciphertext(tmp_path: Path, capsys: pytes
         "headers": {"X-Team": "[encrypted a032ea1e]", "X-Trace": "[secret 342edb77]"},
     }
     docs = [d for d in yaml.safe_load_all(files["manifests.yaml"]) if d["kind"] == "AIPerfJob"]
-    latency = next(d for d in docs if d["metadata"]["name"] == "llama-latency")
+    latency = next(d for d in docs if d["metadata"]["labels"]["aiperf-kueue/job"] == "llama-latency")
     assert latency["spec"]["benchmark"]["endpoint"] == endpoint
     assert latency["spec"]["benchmark"]["phases"][1] == {
         "name": "profiling",

@@ -10,9 +10,9 @@ import pytest
 from aiperf_kueue.offline import cli, markdown
 from aiperf_kueue.offline.diff import Plan, compare
 from tests.support import OPERATOR_CHART_NOTE, ROOT
-from tests.test_diff import _without, fixture, prod
+from tests.test_diff import LLAMA_LATENCY, _record, _without, fixture, prod
 
-FIXTURES = ["quota", "move-namespace", "concurrency", "cancel", "add-namespace"]
+FIXTURES = ["quota", "move-namespace", "concurrency", "cancel", "timeout", "add-namespace"]
 #: prod's research ClusterQueue as the flowchart labels it: its GPU quota per flavor.
 RESEARCH = "ClusterQueue research<br/>gpu-h100: 8 nvidia.com/gpu"
 
@@ -282,19 +282,19 @@ def test_plan_format_markdown_prints_the_report_and_still_writes_files(
     assert resources[0] == ["action", "resource", "kind", "notes"]
     assert len(resources) - 1 == int(lines[3].split()[0])
     assert {r[0] for r in resources[1:]} == {"create"}
-    assert ["`jobs-aiperf-benchmarks-smoke`", "AIPerfJob aiperf-benchmarks/smoke", "retainOnDelete"] in [
+    assert ["`jobs-aiperf-benchmarks-smoke`", "AIPerfJob aiperf-benchmarks/smoke-42740b", "retainOnDelete"] in [
         r[1:] for r in resources
     ]
     # What the console text of plan shows of the jobs and AIPerf's preflight.
     assert lines[lines.index("### AIPerfJobs") + 2] == "Each proven to fit its ClusterQueue on an empty cluster."
     assert jobs == [
-        ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"],
-        ["smoke", "aiperf-benchmarks", "aiperf-queue", "—", "2", "3775m", "8000Mi", "default", "1"],
+        ["job", "AIPerfJob", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"],
+        ["smoke", "`smoke-42740b`", "aiperf-benchmarks", "aiperf-queue", "—", "2", "3775m", "8000Mi", "default", "1"],
     ]
     assert '### AIPerf preflight "Kueue Queue" (3 submissions)' in lines
     assert preflight == [
         ["status", "submission", "operator's message", "notes"],
-        ["PASS", "AIPerfJob aiperf-benchmarks/smoke", "Kueue LocalQueue 'aiperf-queue' exists", "—"],
+        ["PASS", "AIPerfJob aiperf-benchmarks/smoke-42740b", "Kueue LocalQueue 'aiperf-queue' exists", "—"],
         [
             "PASS",
             "aiperf kube profile -n aiperf-benchmarks --queue-name aiperf-queue",
@@ -328,8 +328,26 @@ def test_plan_text_output_is_unchanged_by_the_format_flag(tmp_path: Path, capsys
     assert ROOT.is_dir()
 
 
-def test_a_failing_retained_replace_is_a_caution_block() -> None:
+def test_a_changed_benchmark_is_a_new_run_without_caution() -> None:
     text = report("concurrency")
+    assert "> [!CAUTION]" not in text
+    assert tables(text)[-1][1] == [
+        "replace",
+        "`jobs-bench-team-a-llama-latency`",
+        "AIPerfJob bench-team-a/llama-latency-97b89f",
+        "**`metadata.name`**: `llama-latency-7b5e06` → `llama-latency-97b89f`<br>"
+        "**`spec.benchmark.phases[1].concurrency`**: `50` → `64`",
+        "replaceOnChanges: `spec.benchmark`; `metadata.name` changes: a new run, named after its spec; "
+        "the earlier run is left in the cluster (retainOnDelete)",
+    ]
+
+
+def test_a_failing_retained_replace_is_a_caution_block() -> None:
+    # A retained object replaced under the name it keeps: plans from before AIPerfJobs were named after their spec.
+    meta = {"name": "llama-latency", "namespace": "bench-team-a"}
+    old = _record(LLAMA_LATENCY, meta, {"benchmark": {"concurrency": 50}}, retain=True)
+    new = _record(LLAMA_LATENCY, meta, {"benchmark": {"concurrency": 64}}, retain=True)
+    text = markdown.render(compare(Plan("b", [old], {}), Plan("h", [new], {})), "t")
     start = text.index("> [!CAUTION]")
     assert text[start:].splitlines()[:9] == [
         "> [!CAUTION]",
@@ -338,9 +356,9 @@ def test_a_failing_retained_replace_is_a_caution_block() -> None:
         "> same name:",
         "> - **replace** `jobs-bench-team-a-llama-latency` (AIPerfJob bench-team-a/llama-latency)",
         ">",
-        "> Give the changed run a new name (the old one stays, with its results), or first set",
-        "> `retainOnDelete: false` on that job and `pulumi up` (the state's flag decides what happens to",
-        "> the old object), then make this change.",
+        "> Change the object's name with it (the old one stays, with what it holds), or first set",
+        "> `retainOnDelete: false` on it and `pulumi up` (the state's flag decides what happens to the",
+        "> old object), then make this change.",
     ]
     assert text.count("> [!CAUTION]") == 1
     assert tables(text)[-1][1][4] == (

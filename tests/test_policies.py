@@ -154,7 +154,10 @@ def test_job_naming_a_missing_local_queue_violates() -> None:
     job = by_name(recs, SWEEP_JOB)
     job["inputs"]["spec"]["scheduling"]["queueName"] = "nope"
     assert stack_violations(policies.JOB_QUEUES, recs) == [
-        ("AIPerfJob bench-research/llama-sweep-c1: queue 'nope' is not a LocalQueue in bench-research", job["urn"])
+        (
+            "AIPerfJob bench-research/llama-sweep-c1-1f564c: queue 'nope' is not a LocalQueue in bench-research",
+            job["urn"],
+        )
     ]
 
 
@@ -165,7 +168,10 @@ def test_job_queue_must_be_in_the_jobs_own_namespace() -> None:
     assert stack_violations(policies.JOB_QUEUES, recs) == []  # ml-team-b has an aiperf-queue LocalQueue too
     sweep["inputs"]["metadata"]["namespace"] = "elsewhere"
     assert stack_violations(policies.JOB_QUEUES, recs) == [
-        ("AIPerfJob elsewhere/llama-sweep-c1: queue 'aiperf-queue' is not a LocalQueue in elsewhere", sweep["urn"])
+        (
+            "AIPerfJob elsewhere/llama-sweep-c1-1f564c: queue 'aiperf-queue' is not a LocalQueue in elsewhere",
+            sweep["urn"],
+        )
     ]
 
 
@@ -181,7 +187,7 @@ def test_queue_label_and_kueues_default_queue_resolve_too() -> None:
     recs = [r for r in recs if r["name"] != "ns-bench-team-a-lq-default"]
     assert stack_violations(policies.JOB_QUEUES, recs) == [
         (
-            "AIPerfJob bench-team-a/llama-sweep-c1 names no queue (spec.scheduling.queueName or label "
+            "AIPerfJob bench-team-a/llama-sweep-c1-1f564c names no queue (spec.scheduling.queueName or label "
             "kueue.x-k8s.io/queue-name) and bench-team-a has no 'default' LocalQueue",
             job["urn"],
         )

@@ -98,10 +98,11 @@ def test_a_forbidden_install_probe_reads_as_not_installed() -> None:
 def test_prod_preflight_table() -> None:
     rows = committed_run("prod").outputs["preflight"]
     assert [(r["subject"], r["status"], r["message"]) for r in rows] == [
-        ("AIPerfJob bench-team-a/llama-latency", "PASS", "Kueue LocalQueue 'aiperf-queue' exists"),
+        # Declared jobs by their AIPerfJobs' names: the config name and the digest of the spec.
+        ("AIPerfJob bench-team-a/llama-latency-7b5e06", "PASS", "Kueue LocalQueue 'aiperf-queue' exists"),
         *[
-            (f"AIPerfJob bench-research/llama-sweep-c{n}", "PASS", "Kueue LocalQueue 'aiperf-queue' exists")
-            for n in (1, 8, 32, 128, 1024)
+            (f"AIPerfJob bench-research/llama-sweep-{point}", "PASS", "Kueue LocalQueue 'aiperf-queue' exists")
+            for point in ("c1-1f564c", "c8-c0b718", "c32-435319", "c128-dc9a2c", "c1024-d5893e")
         ],
         *[
             row
@@ -149,7 +150,9 @@ def test_declared_jobs_are_checked_with_the_queue_they_are_applied_with(stack: s
     run = committed_run(stack)
     jobs = [_unwrapped(r["inputs"]) for r in run.resources if r["type"].endswith(":AIPerfJob")]
     applied = {(j["metadata"]["namespace"], j["metadata"]["name"]): j["spec"]["scheduling"]["queueName"] for j in jobs}
-    checked = {(r["namespace"], r["job"]): r["queueName"] for r in run.outputs["preflight"] if r["kind"] == "AIPerfJob"}
+    checked = {
+        (r["namespace"], r["objectName"]): r["queueName"] for r in run.outputs["preflight"] if r["kind"] == "AIPerfJob"
+    }
     assert applied
     assert checked == applied
 
@@ -184,6 +187,7 @@ def test_with_the_operators_default_queue_an_unlabelled_job_is_queued_there() ->
         "subject": "aiperf kube profile -n aiperf-benchmarks (no --queue-name)",
         "kind": "aiperf kube profile without --queue-name",
         "job": None,
+        "objectName": None,
         "namespace": "aiperf-benchmarks",
         "queueName": None,
         "status": "PASS",
@@ -360,7 +364,7 @@ def test_plan_prints_the_preflight_and_writes_it_to_plan_json(
     section = out[out.index('AIPerf preflight "Kueue Queue"') : out.index("\nSubmit from the CLI")]
     assert section.splitlines() == [
         'AIPerf preflight "Kueue Queue" (3 submissions into this stack\'s cluster):',
-        "  PASS  AIPerfJob aiperf-benchmarks/smoke                                   Kueue LocalQueue 'aiperf-queue' "
+        "  PASS  AIPerfJob aiperf-benchmarks/smoke-42740b                            Kueue LocalQueue 'aiperf-queue' "
         "exists",
         "  PASS  aiperf kube profile -n aiperf-benchmarks --queue-name aiperf-queue  Kueue LocalQueue 'aiperf-queue' "
         "exists",

@@ -34,6 +34,20 @@ from aiperf_kueue.display import show
 #: ``aiperf-<id>`` and its pods' host names ``aiperf-<id>-workers-<i>-<j>`` must fit 63.
 JOB_NAME_MAX = 35
 
+#: An AIPerfJob is named ``<config name>-<digest>``: this many hex digits of the SHA-256 of its spec
+#: (:func:`aiperf_kueue.manifests.spec_digest`), so that a changed benchmark is a new run.
+SPEC_DIGEST_LENGTH = 6
+
+#: The longest config name (a job's, or a sweep point's ``<sweep>-c<N>``) whose AIPerfJob name,
+#: with ``-`` and the digest, stays within :data:`JOB_NAME_MAX`: 28.
+CONFIG_NAME_MAX = JOB_NAME_MAX - 1 - SPEC_DIGEST_LENGTH
+
+#: Why :data:`CONFIG_NAME_MAX`, in every message about a name too long.
+NAME_ROOM = (
+    f"the AIPerfJob's name adds '-' and a {SPEC_DIGEST_LENGTH}-digit digest of its spec, within AIPerf's "
+    f"{JOB_NAME_MAX}-character job-id limit"
+)
+
 #: PodSpec keys ``podTemplate.extraPodSpec`` may not set (``config/deployment.py``
 #: ``DENIED_EXTRA_POD_SPEC_KEYS``).
 FORBIDDEN_EXTRA_POD_SPEC_KEYS = ("containers", "hostIPC", "hostNetwork", "hostPID", "hostUsers", "securityContext")
@@ -49,11 +63,13 @@ _ESCALATING: tuple[tuple[str, Any], ...] = (
 
 
 def job_name(value: str) -> str:
-    """An AIPerfJob name: a DNS-1123 label of at most :data:`JOB_NAME_MAX` characters."""
+    """A job's config name: a DNS-1123 label of at most :data:`CONFIG_NAME_MAX` characters."""
     dns_label(value)
-    if len(value) > JOB_NAME_MAX:
+    over = len(value) - CONFIG_NAME_MAX
+    if over > 0:
         raise ValueError(
-            f"must be at most {JOB_NAME_MAX} characters (AIPerf job-id limit), got {len(value)} ({show(value)})"
+            f"must be at most {CONFIG_NAME_MAX} characters, got {len(value)} ({show(value)}): {NAME_ROOM}; "
+            f"shorten it by {over} character{'s' if over > 1 else ''}"
         )
     return value
 

@@ -22,7 +22,8 @@ class JobEntry:
     """One AIPerfJob to declare: a ``jobs[]`` entry or one point of a sweep."""
 
     name: str
-    """AIPerfJob name (DNS-1123 label, at most 35 characters)."""
+    """Config name (DNS-1123 label, at most 28 characters): the job's, or ``<sweep>-c<N>``. The
+    AIPerfJob is named after it and its spec (:func:`aiperf_kueue.manifests.job_object_name`)."""
 
     namespace: str
     """Benchmark namespace."""
@@ -46,7 +47,7 @@ class JobEntry:
     """Concurrency of a sweep point."""
 
     retain_on_delete: bool = True
-    """Keep the AIPerfJob when it leaves the stack."""
+    """Keep the AIPerfJob when it leaves the stack or its spec changes (a new run replaces it)."""
 
     def manifest_spec(self, queue_name: str) -> dict[str, Any]:
         """The custom resource ``spec``: the spec as given plus ``scheduling`` (queue, priority class)."""

@@ -12,11 +12,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
-from aiperf_kueue.config.aiperf_spec import JOB_NAME_MAX, AIPerfJobSpec, job_name
+from aiperf_kueue.config.aiperf_spec import CONFIG_NAME_MAX, NAME_ROOM, AIPerfJobSpec, job_name
 from aiperf_kueue.config.base import DnsLabel, Model
 from aiperf_kueue.display import show
 
-#: An AIPerfJob name (DNS-1123 label, at most 35 characters).
+#: A job's config name (DNS-1123 label, at most 28 characters; its AIPerfJob is ``<name>-<digest>``).
 JobName = Annotated[str, AfterValidator(job_name)]
 
 
@@ -24,7 +24,9 @@ class Job(Model):
     """One AIPerfJob (``aiperf-kueue:jobs[]``)."""
 
     name: JobName
-    """AIPerfJob name = AIPerf job id: DNS-1123 label, at most 35 characters (required)."""
+    """Job name: DNS-1123 label, at most 28 characters (required). The AIPerfJob (and AIPerf job id)
+    is ``<name>-<digest>``, the digest 6 hex digits of its spec without ``cancel`` and
+    ``timeoutSeconds``: a changed benchmark is a new run under a new name."""
 
     namespace: DnsLabel
     """Benchmark namespace; must be one of a ClusterQueue's ``namespaces`` (required)."""
@@ -41,9 +43,9 @@ class Job(Model):
     """The AIPerfJob ``spec`` (required); ``scheduling`` is set by this program."""
 
     retain_on_delete: StrictBool = True
-    """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack
-    (default true). A spec change replaces the job: with retention on, the old object stays
-    and the new one cannot take its name, so give a changed run a new name (or set false)."""
+    """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack or its
+    spec changes (default true): a changed spec is a new AIPerfJob under a new name, and the
+    earlier run stays beside it; false deletes the earlier run once the new one is created."""
 
 
 class Sweep(Model):
@@ -51,7 +53,8 @@ class Sweep(Model):
     named ``<name>-c<N>``, whose target phase runs at concurrency N."""
 
     name: DnsLabel
-    """Sweep name; generated job names ``<name>-c<N>`` must stay within 35 characters (required)."""
+    """Sweep name; generated job names ``<name>-c<N>`` must stay within 28 characters, as a job's
+    name (required)."""
 
     namespace: DnsLabel
     """Benchmark namespace of every generated job (required)."""
@@ -78,9 +81,9 @@ class Sweep(Model):
     """Base AIPerfJob ``spec``; ``benchmark.phases`` must contain the swept phase (required)."""
 
     retain_on_delete: StrictBool = True
-    """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack
-    (default true). A spec change replaces the job: with retention on, the old object stays
-    and the new one cannot take its name, so give a changed run a new name (or set false)."""
+    """Keep the AIPerfJob (its status and results) in the cluster when it leaves the stack or its
+    spec changes (default true): a changed spec is a new AIPerfJob under a new name, and the
+    earlier run stays beside it; false deletes the earlier run once the new one is created."""
 
     @field_validator("concurrency")
     @classmethod
@@ -95,11 +98,12 @@ class Sweep(Model):
     @model_validator(mode="after")
     def _points(self) -> Sweep:
         longest = max(self.job_names(), key=len)
-        if len(longest) > JOB_NAME_MAX:
-            room = JOB_NAME_MAX - (len(longest) - len(self.name))
+        if len(longest) > CONFIG_NAME_MAX:
+            room = CONFIG_NAME_MAX - (len(longest) - len(self.name))
             raise ValueError(
-                f"sweep {show(self.name)} generates job name {show(longest)} ({len(longest)} characters); AIPerf job "
-                f"names are at most {JOB_NAME_MAX} characters: shorten the sweep name to at most {room} characters"
+                f"sweep {show(self.name)} generates job name {show(longest)} ({len(longest)} characters), and job "
+                f"names are at most {CONFIG_NAME_MAX} ({NAME_ROOM}): shorten the sweep name to at most {room} "
+                "characters"
             )
         self.phase_index()
         return self

@@ -17,7 +17,8 @@ Rules, the ones the program declares and Pulumi applies:
 - Replacing an object that BASE retains (``retainOnDelete``) under the same name fails:
   the old object stays in the cluster, and the replacement's create meets it
   (``AlreadyExists``, pulumi-kubernetes ≥ 4.29 creates client-side). The old state's
-  flag decides, so setting ``retainOnDelete: false`` in the same change does not help.
+  flag decides, so setting ``retainOnDelete: false`` in the same change does not help. An
+  AIPerfJob never meets this: it is named after its spec, so a changed one is renamed too.
 - Secrets compare by their fingerprints (``[secret 1a2b3c4d]`` of the plaintext,
   ``[encrypted 1a2b3c4d]`` of a ``secure:`` ciphertext, which re-encryption changes too).
   A plan written before fingerprints (every secret ``[secret]``) compares secrets as equal.

@@ -136,6 +136,10 @@ def _under(path: str, rule: str) -> bool:
     return path == rule or path.startswith((rule + ".", rule + "[")) or rule.startswith((path + ".", path + "["))
 
 
+#: How :attr:`ResourceChange.kind` starts for an AIPerfJob, whose name is its spec's digest.
+JOB_KIND = "AIPerfJob "
+
+
 def _notes(change: ResourceChange) -> str:
     notes = []
     if change.action == "replace":
@@ -144,7 +148,9 @@ def _notes(change: ResourceChange) -> str:
         declared = [r for r in change.replace_because if r not in (*moved, *charted)]
         if declared:
             notes.append("replaceOnChanges: " + ", ".join(_code(r) for r in declared))
-        if moved:
+        if moved == ["metadata.name"] and change.kind.startswith(JOB_KIND):
+            notes.append("`metadata.name` changes: a new run, named after its spec")
+        elif moved:
             notes.append(
                 f"{' and '.join(_code(r) for r in moved)} changes: pulumi-kubernetes replaces a renamed or moved object"
             )
@@ -163,7 +169,8 @@ def _notes(change: ResourceChange) -> str:
     if change.retain_on_delete and change.action == "delete":
         notes.append("retained in the cluster (retainOnDelete)")
     elif change.retain_on_delete and change.action == "replace" and not change.already_exists:
-        notes.append("the old object is left in the cluster (retainOnDelete)")
+        old = "the earlier run" if change.kind.startswith(JOB_KIND) else "the old object"
+        notes.append(f"{old} is left in the cluster (retainOnDelete)")
     return "; ".join(notes) or "—"
 
 
@@ -181,7 +188,8 @@ def resources_table(diff: PlanDiff) -> list[str]:
 
 
 def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
-    """``plan``'s AIPerfJobs (``plan.json`` ``jobs``): where each runs, its pods, and how many fit at once."""
+    """``plan``'s AIPerfJobs (``plan.json`` ``jobs``): the job, its AIPerfJob's name (``<job>-<digest>``
+    of its spec: a changed spec is a new run), where it runs, its pods, and how many fit at once."""
     rows = []
     for job in jobs:
         at_once = job.get("fitOnNominal")
@@ -189,6 +197,7 @@ def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
         rows.append(
             [
                 str(job.get("name", "")),
+                _code(str(job["objectName"])) if job.get("objectName") else "—",
                 str(job.get("namespace", "")),
                 str(job.get("queue", "")),
                 str(job.get("priorityClass") or "—"),
@@ -199,7 +208,7 @@ def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
                 "unlimited" if at_once is None else str(at_once) + (" (borrowing)" if job.get("borrowing") else ""),
             ]
         )
-    header = ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"]
+    header = ["job", "AIPerfJob", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"]
     return table(header, rows)
 
 
@@ -400,9 +409,9 @@ def render(diff: PlanDiff, title: str) -> str:
         for c in clashes:
             out.append(f"> - **{c.action}** {_code(c.name)} ({c.kind or _short_type(c.type)})")
         out.append(">")
-        out.append("> Give the changed run a new name (the old one stays, with its results), or first set")
-        out.append("> `retainOnDelete: false` on that job and `pulumi up` (the state's flag decides what happens to")
-        out.append("> the old object), then make this change.")
+        out.append("> Change the object's name with it (the old one stays, with what it holds), or first set")
+        out.append("> `retainOnDelete: false` on it and `pulumi up` (the state's flag decides what happens to the")
+        out.append("> old object), then make this change.")
         out.append("")
     if diff.quotas:
         out += ["### Quotas", ""]

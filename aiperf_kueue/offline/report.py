@@ -301,16 +301,19 @@ def charts_yaml(charts: dict[str, Any]) -> str:
 
 
 def jobs_table(jobs: list[dict[str, Any]]) -> list[str]:
-    """Job, namespace, queue, pods, CPU, memory, flavor, and how many fit at once on nominal quota."""
+    """AIPerfJob, namespace, queue, pods, CPU, memory, flavor, and how many fit at once on nominal quota.
+
+    A job shows by its object's name, ``<job>-<digest>``: its config name with the digest of its
+    spec (a plan from before digests has only the config name)."""
     if not jobs:
         return []
-    header = ["job", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"]
+    header = ["AIPerfJob", "namespace", "queue", "priority", "pods", "cpu", "memory", "flavor", "fit at once"]
     rows = [header]
     for job in jobs:
         at_once = job["fitOnNominal"]
         rows.append(
             [
-                job["name"],
+                job.get("objectName") or job["name"],
                 job["namespace"],
                 job["queue"],
                 job["priorityClass"] or "-",

@@ -176,7 +176,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     write = terminalreporter.write_line
     write("")
     write("e2e summary (" + ", ".join(f"{k} {v}" for k, v in REPORT.versions.items()) + ")")
-    header = f"{'stack':<18} {'job':<28} {'admitted':<9} {'plan fits':<9} {'flavors':<24} {'pods':>5} {'s':>4}  match"
+    header = f"{'stack':<18} {'job':<35} {'admitted':<9} {'plan fits':<9} {'flavors':<24} {'pods':>5} {'s':>4}  match"
     for stack, record in sorted(REPORT.stacks.items()):
         write(
             f"{stack}: {record.get('applied', 0)} objects applied, {len(record.get('rejections', []))} rejected"
@@ -190,7 +190,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             flavors = ",".join(sorted(set((real.get("flavors") or {}).values()))) or "-"
             seconds = real.get("secondsToAdmission")
             write(
-                f"  {stack:<18} {job['name']:<28} {real.get('admitted')!s:<9} {plan.get('fits')!s:<9} "
+                f"  {stack:<18} {job['name']:<35} {real.get('admitted')!s:<9} {plan.get('fits')!s:<9} "
                 f"{flavors:<24} {real.get('pods', '-')!s:>5} {seconds if seconds is not None else '-'!s:>4}  "
                 f"{'yes' if job.get('match') else 'NO: ' + '; '.join(job.get('differences', []))}"
             )

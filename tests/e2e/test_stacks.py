@@ -304,12 +304,11 @@ def stack_run(
     cqs = [o["metadata"]["name"] for o in objects if o["kind"] == "ClusterQueue"]
     lqs = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "LocalQueue"]
     _wait_queues(run, cqs, lqs)
-    rows = {(r["namespace"], r["name"]): r for r in plan.data.get("jobs", [])}
+    # An AIPerfJob is named <config name>-<digest of its spec>: plan.json's rows carry that name as objectName.
+    rows = {(r["namespace"], r["objectName"]): r for r in plan.data.get("jobs", [])}
     for job in jobs:
         meta = job["metadata"]
-        row = rows.get((meta["namespace"], meta["name"])) or next(
-            (r for (ns, n), r in rows.items() if ns == meta["namespace"] and meta["name"].startswith(f"{n}-")), {}
-        )
+        row = rows.get((meta["namespace"], meta["name"]), {})
         run.jobs.append(_run_job(run, job, row))
         _delete_job(run, job)
     report.stacks[plan.stack] = {
