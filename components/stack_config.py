@@ -90,7 +90,8 @@ def load() -> LoadedStack:
     return LoadedStack(
         plan,
         secrets.secret_strings(values, paths),
-        secrets.placeholders(values, in_file.values if in_file else {}, paths),
+        # Offline the values already are the placeholders.
+        {} if offline else secrets.placeholders(values, in_file.values if in_file else {}, paths),
     )
 
 
