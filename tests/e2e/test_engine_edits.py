@@ -87,3 +87,20 @@ def test_a_namespace_moved_to_another_team_replaces_its_local_queue(prod: Engine
     assert [u.rsplit("::", 1)[1] for u in replaced if ":LocalQueue::" in u] == ["ns-ml-team-b-lq-aiperf-queue"]
     expected = result["expected"]
     assert (result["previewed"], result["applied"], result["up"]) == (expected, expected, "succeeded")
+
+
+def test_a_changed_benchmark_is_a_new_run_and_the_earlier_one_stays(prod: EngineRun, report: Report) -> None:
+    def names() -> set[str]:
+        return {j["metadata"]["name"] for j in prod.cluster.get_json("aiperfjobs", "-n", "bench-team-a")["items"]}
+
+    before = names()
+
+    def change(config: dict[str, Any]) -> None:
+        config[f"{PROJECT}:jobs"][0]["spec"]["benchmark"]["phases"][0]["requests"] += 1
+
+    result = _edit(prod, "changed-benchmark", change, report)
+    assert [u.rsplit("::", 1)[1] for u in result["expected"].get("replace", [])] == ["jobs-bench-team-a-llama-latency"]
+    expected = result["expected"]
+    assert (result["previewed"], result["applied"], result["up"]) == (expected, expected, "succeeded")
+    after = names()
+    assert before < after and len(after - before) == 1  # the earlier run is still there, beside the new one
