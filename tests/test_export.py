@@ -179,7 +179,7 @@ def test_export_files_literally(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "008-rolebinding-aiperf-benchmarks-aiperf-operator-benchmark.yaml",
         "009-localqueue-aiperf-benchmarks-aiperf-queue.yaml",
         "011-aiperfjob-aiperf-benchmarks-smoke-42740b.yaml",
-        "kustomization.yaml",
+        "Kustomization",
         "notes.md",
         "operator-env/010-deployment-aiperf-system-aiperf-operator.yaml",
     ]
@@ -199,7 +199,7 @@ def test_export_files_literally(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert patch["metadata"] == {"name": "aiperf-operator", "namespace": "aiperf-system"}  # no pulumi.com/ annotation
     printed = capsys.readouterr().out.splitlines()
     assert printed == [
-        f"Wrote 11 objects and kustomization.yaml to {out}/, in apply order.",
+        f"Wrote 11 objects and Kustomization to {out}/, in apply order.",
         "Apply once Kueue, JobSet and the AIPerf operator are installed:",
         f"  kubectl apply --server-side --force-conflicts -f {out / 'operator-env'}   # the operator's env",
         f"  kubectl apply --server-side -f {out}   # or -k {out}",
@@ -214,3 +214,14 @@ def test_export_of_an_invalid_stack_writes_nothing(tmp_path: Path, capsys: pytes
     assert capsys.readouterr().err.splitlines() == [
         f"{bad}: aiperf-kueue:inventory.pools[0].nodes: must be >= 1, got 0"
     ]
+
+
+def test_an_earlier_exports_kustomization_yaml_is_replaced_but_not_a_hand_written_one(tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "kustomization.yaml").write_text(f"{export.GENERATED}\nkind: Kustomization\n")
+    export.write_export({"001-namespace-a.yaml": "kind: Namespace\n"}, out)
+    assert sorted(p.name for p in out.iterdir()) == ["001-namespace-a.yaml"]
+    (out / "kustomization.yaml").write_text("# mine\nkind: Kustomization\n")
+    export.write_export({"001-namespace-a.yaml": "kind: Namespace\n"}, out)
+    assert sorted(p.name for p in out.iterdir()) == ["001-namespace-a.yaml", "kustomization.yaml"]

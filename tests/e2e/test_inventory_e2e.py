@@ -14,8 +14,9 @@ imported pools and quotas, runs ``drift`` (no drift), cordons a node and runs ``
 (exit 3, the pool has fewer nodes). It deletes its nodes at the end.
 
 The API server's TaintNodesByCondition admission taints each new Node
-``node.kubernetes.io/not-ready``; import and drift ignore Kubernetes' own condition taints, so it
-may stay. Were the node lifecycle controller running, it would mark the nodes' Ready condition
+``node.kubernetes.io/not-ready``; the test lifts it once the node reports Ready, as the node lifecycle
+controller would (the AIPerf operator's preflight counts no node that carries it). Were the node
+lifecycle controller running, it would mark the nodes' Ready condition
 Unknown some 40-50 s after it first saw them (no kubelet renews their leases); everything here
 runs within seconds of the status patch.
 """
@@ -106,6 +107,8 @@ def test_import_plan_and_drift_on_a_real_api_server(cluster: Any, tmp_path: Path
         for name, (_, allocatable) in nodes.items():
             patch = json.dumps(status(allocatable))
             cluster.kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p", patch)
+            # What the node lifecycle controller does once a node reports Ready (it is off in the e2e cluster).
+            cluster.kubectl("taint", "node", name, "node.kubernetes.io/not-ready:NoSchedule-")
 
         stack = tmp_path / "Pulumi.e2e.yaml"
         kubeconfig = str(cluster.kubeconfig)
@@ -136,6 +139,7 @@ def test_import_plan_and_drift_on_a_real_api_server(cluster: Any, tmp_path: Path
         assert quotas["nvidia-h100-80gb"] == {"cpu": "414820m", "memory": "3643531Mi", "nvidia.com/gpu": 16}
         code, _, err = run("plan", str(stack), "--out", str(tmp_path / "plan"))
         assert code == 0, err
+        _a_job_is_admitted_on_the_imported_flavor(cluster, stack, tmp_path, cpu_pool)
 
         assert run("drift", str(stack), "--kubeconfig", kubeconfig, "--exit-code")[0] == 0
         cluster.kubectl("cordon", f"{gpu_pool}-b")
@@ -155,3 +159,57 @@ def test_import_plan_and_drift_on_a_real_api_server(cluster: Any, tmp_path: Path
         }
     finally:
         cluster.kubectl("delete", "node", *nodes, "--ignore-not-found")
+
+
+SMOKE_JOB = {
+    "name": "smoke",
+    "namespace": None,  # the imported stack's benchmark namespace
+    "spec": {
+        "benchmark": {
+            "models": ["mock-model"],
+            "endpoint": {"urls": ["http://mock-llm.inventory-e2e.svc:8000"], "type": "chat"},
+            "serverMetrics": {"enabled": False},
+            "datasets": [{"name": "main", "type": "synthetic"}],
+            "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 4, "requests": 100}],
+        }
+    },
+}
+
+
+def _a_job_is_admitted_on_the_imported_flavor(cluster: Any, stack: Path, tmp_path: Path, cpu_pool: str) -> None:
+    """The imported stack, with one job, applied to the same cluster: the released operator builds its JobSet,
+    and Kueue admits it on the flavor of the pool the import found."""
+    import yaml
+
+    from tests.e2e.cluster import _deadline_loop
+    from tests.e2e.conftest import DEFAULT_AIPERF_VENV
+    from tests.e2e.operator import resolve_to_loopback, start_operator, stop_operator
+    from tests.e2e.stackrun import apply_order, object_of, operator_env, plan_stack
+
+    document = yaml.safe_load(stack.read_text())
+    config = document["config"]
+    namespace = config["aiperf-kueue:queues"]["clusterQueues"][0]["namespaces"][0]["name"]
+    config["aiperf-kueue:jobs"] = [{**SMOKE_JOB, "namespace": namespace}]
+    config["aiperf-kueue:operator"] = {"sizing": {"controller": {"RECORDS_MANAGER": {"memory": "512Mi"}}}}
+    with_job = tmp_path / "Pulumi.e2e-job.yaml"
+    with_job.write_text(yaml.safe_dump(document, sort_keys=False))
+    plan = plan_stack(with_job, tmp_path / "plan-job")
+    objects = [object_of(r) for r in apply_order(plan.resources)]
+    job = next(o for o in objects if o["kind"] == "AIPerfJob")
+    resolve_to_loopback(job["spec"]["benchmark"]["endpoint"]["urls"])
+    start_operator(cluster.cluster, Path(os.environ.get("AIPERF_VENV") or DEFAULT_AIPERF_VENV), operator_env(plan),
+                   tmp_path)
+    try:
+        cluster.apply([o for o in objects if o["kind"] != "AIPerfJob"])
+        cluster.apply([job])
+        flavors: dict[str, str] = {}
+        for _ in _deadline_loop("the imported stack's job to be admitted", 120, interval=0.5):
+            for workload in json.loads(cluster.kubectl("get", "workloads", "-n", namespace, "-o", "json"))["items"]:
+                admission = (workload.get("status") or {}).get("admission")
+                if admission:
+                    flavors = {r: f for a in admission["podSetAssignments"] for r, f in a["flavors"].items()}
+            if flavors:
+                break
+        assert flavors == {"cpu": cpu_pool, "memory": cpu_pool}
+    finally:
+        stop_operator(cluster.cluster)
