@@ -49,7 +49,7 @@ from aiperf_kueue.errors import Problem, key_path
 from aiperf_kueue.job_shape import JobShape, PodSet, job_shape
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.placement import Placement
-from aiperf_kueue.planner import QueuePlan
+from aiperf_kueue.queue_plan import QueuePlan
 from aiperf_kueue.requests import SizingError, format_requests, resource_order
 from aiperf_kueue.sizing import Sizing
 

@@ -18,7 +18,7 @@ from aiperf_kueue import quantity
 from aiperf_kueue.config import Pool, StackConfig, Taint
 from aiperf_kueue.inventory_nodes import best_pool
 from aiperf_kueue.node_list import Node, taint_text
-from aiperf_kueue.planner import QueuePlan, apportion, unit_of
+from aiperf_kueue.queue_plan import QueuePlan, apportion, unit_of
 
 #: The checks, in the order they are reported for a pool.
 CHECKS = (

@@ -17,7 +17,7 @@ from aiperf_kueue.admission import JobAdmission
 from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass
 from aiperf_kueue.config.aiperf_spec import SPEC_DIGEST_LENGTH
 from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
-from aiperf_kueue.planner import QueuePlan
+from aiperf_kueue.queue_plan import QueuePlan
 
 #: The label this program puts on a benchmark namespace; its ClusterQueue selects on it.
 CLUSTER_QUEUE_LABEL = "aiperf-kueue/cluster-queue"

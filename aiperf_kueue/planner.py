@@ -1,180 +1,43 @@
 """The quota planner: GPU inventory and shares in, exact per-flavor quotas out.
 
-Pure Python. Every rule Kueue enforces on the objects this program writes is
-checked here, before anything is registered (kueue NOTES §2), and every
-combination that would leave a job waiting forever is an error or a warning.
+Pure Python. Every rule Kueue enforces on the objects this program writes is checked before
+anything is registered (kueue NOTES §2), and every combination that would leave a job waiting
+forever is an error or a warning. This module computes the quotas (pool totals after headroom,
+shares apportioned, explicit quotas and limits) with the problems found on the way; the other
+cross-checks are :mod:`aiperf_kueue.queue_checks`, and the result is a
+:class:`~aiperf_kueue.queue_plan.QueuePlan`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
 from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, Pool, StackConfig
+from aiperf_kueue.config import Pool, StackConfig
 from aiperf_kueue.config.base import PoolQuantities
-from aiperf_kueue.errors import ConfigError, Problem, key_path
-from aiperf_kueue.installs import install_problems, unmanaged_namespaces
-from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, MAX_QUOTAS_PER_GROUP, KueueTarget
+from aiperf_kueue.errors import ConfigError, key_path
+from aiperf_kueue.installs import install_problems
+from aiperf_kueue.queue_checks import (
+    Checks,
+    check_duplicate_names,
+    check_extra_resources,
+    check_group_limits,
+    check_namespaces,
+    check_priority_classes,
+    check_queue_policies,
+    check_unreachable_queues,
+    warn_flavor_order,
+    warn_no_cpu_or_memory,
+)
+from aiperf_kueue.queue_plan import SHARE_SLACK, PoolTotal, QueuePlan, Quotas, apportion, unit_of
 
-#: Quota per ClusterQueue, per flavor (pool), per resource, exact.
-Quotas = dict[str, dict[str, dict[str, Fraction]]]
-
-#: How far from 100 a sum of shares may be and still count as 100. YAML and JSON hand shares
-#: over as binary floats, so ``33.333333333333333`` three times arrives as 100.000000000000008
-#: (and ``33.33333333333333`` as 99.99999999999999, which would leave one unit of every total
-#: unassigned). The text as written is gone by then, so exact Decimal arithmetic cannot help.
-SHARE_SLACK = Fraction(1, 10**9)
 #: Resources Kubernetes itself defines: never a GPU resource, and a pool's cpu, memory or
 #: extraResources give their amounts.
 STANDARD_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
-#: Namespaces every cluster has: ``create: true`` would fail with AlreadyExists.
-BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-
-
-def unit_of(resource: str) -> Fraction:
-    """The step quotas are apportioned in: 1m of CPU, 1Mi of bytes, 1 of anything else."""
-    if resource == "cpu":
-        return Fraction(1, 1000)
-    if quantity.is_byte_resource(resource):
-        return Fraction(quantity.MIB)
-    return Fraction(1)
-
-
-@dataclass(frozen=True)
-class PoolTotal:
-    """What one pool can hand out, per covered resource, after headroom."""
-
-    name: str
-    totals: dict[str, Fraction]
-    gpu_resource: str | None
-
-
-@dataclass(frozen=True)
-class QueuePlan:
-    """Everything the components need, decided and checked."""
-
-    target: KueueTarget
-    covered_resources: tuple[str, ...]
-    pools: tuple[PoolTotal, ...]
-    nominal: Quotas
-    borrowing: Quotas
-    lending: Quotas
-    warnings: tuple[str, ...] = field(default=())
-
-    def quota_table(self) -> dict[str, dict[str, dict[str, str | int]]]:
-        """``{clusterQueue: {flavor: {resource: canonical quantity}}}``."""
-        return _canonical(self.nominal, self.covered_resources)
-
-    def pool_table(self) -> dict[str, dict[str, str | int]]:
-        """``{pool: {resource: canonical total}}``."""
-        return {p.name: {r: quantity.canonical(r, p.totals[r]) for r in self.covered_resources} for p in self.pools}
-
-    def nominal_quota(self, cq: str, pool: str, resource: str) -> Fraction:
-        """``cq``'s nominalQuota of ``pool``/``resource`` (0 where it has none)."""
-        return self.nominal.get(cq, {}).get(pool, {}).get(resource, Fraction(0))
-
-    def lendable(self, cq: str, pool: str, resource: str) -> Fraction:
-        """What ``cq`` lends its cohort of ``pool``/``resource``: its lendingLimit, else all its nominal quota."""
-        limits = self.lending.get(cq, {}).get(pool, {})
-        return limits[resource] if resource in limits else self.nominal_quota(cq, pool, resource)
-
-    def borrowable(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
-        """Most ``cq`` can borrow of ``pool``/``resource`` on an empty cluster.
-
-        0 without a cohort. In the cohort: what the other ClusterQueues lend (Σ lendingLimit,
-        else nominal), capped by ``cq``'s borrowingLimit where it sets one. The Cohort object
-        itself holds no quota in the stacks this program writes.
-        """
-        if not in_cohort:
-            return Fraction(0)
-        others = sum((self.lendable(other, pool, resource) for other in self.nominal if other != cq), Fraction(0))
-        limits = self.borrowing.get(cq, {}).get(pool, {})
-        return min(others, limits[resource]) if resource in limits else others
-
-    def max_capacity(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
-        """Most of ``pool``/``resource`` ``cq`` can ever hold: its nominal quota + :meth:`borrowable`."""
-        return self.nominal_quota(cq, pool, resource) + self.borrowable(cq, pool, resource, in_cohort=in_cohort)
-    def share_table(self) -> dict[str, dict[str, dict[str, int | float]]]:
-        """``{clusterQueue: {flavor: {resource: percent of the pool's total}}}``, rounded to 0.01 %;
-        resources the pool has none of are left out (no share of nothing)."""
-        totals = {p.name: p.totals for p in self.pools}
-        return {
-            cq: {
-                pool: {
-                    r: percent(amounts[r], totals[pool][r])
-                    for r in self.covered_resources
-                    if r in amounts and totals[pool].get(r)
-                }
-                for pool, amounts in pools.items()
-            }
-            for cq, pools in self.nominal.items()
-        }
-
-    def limit_tables(self) -> dict[str, dict[str, dict[str, dict[str, str | int]]]]:
-        """``{"borrowingLimits": ..., "lendingLimits": ...}``, each ``{clusterQueue: {flavor: {resource:
-        quantity}}}`` for the limits that are set (unset: borrow without limit, lend everything)."""
-        return {
-            "borrowingLimits": _canonical(self.borrowing, self.covered_resources),
-            "lendingLimits": _canonical(self.lending, self.covered_resources),
-        }
-
-
-def percent(part: Fraction, whole: Fraction) -> int | float:
-    """``part`` as a percentage of ``whole``, rounded half-even to 0.01; an int when whole."""
-    value = (Decimal(part.numerator * whole.denominator * 100) / Decimal(part.denominator * whole.numerator)).quantize(
-        Decimal("0.01")
-    )
-    return int(value) if value == value.to_integral_value() else float(value)
-
-
-def _canonical(quotas: Quotas, covered: Iterable[str]) -> dict[str, dict[str, dict[str, str | int]]]:
-    order = list(covered)
-    return {
-        cq: {
-            pool: {r: quantity.canonical(r, amounts[r]) for r in order if r in amounts}
-            for pool, amounts in pools.items()
-        }
-        for cq, pools in quotas.items()
-    }
-
-
-def apportion(total_units: int, shares: list[Fraction]) -> list[int]:
-    """Split ``total_units`` by percentage ``shares`` with the largest-remainder method.
-
-    Hands out ``floor(total × Σshares / 100)`` units: exactly the total when the
-    shares sum to 100. Shares within :data:`SHARE_SLACK` of 100 are scaled to sum to
-    exactly 100 first. Remainder units go to the largest fractional parts, ties to the
-    earlier share, so the result depends only on the config order.
-    """
-    share_sum = sum(shares, Fraction(0))
-    if share_sum != 100 and abs(share_sum - 100) <= SHARE_SLACK:
-        shares = [s * 100 / share_sum for s in shares]
-        share_sum = Fraction(100)
-    exact = [Fraction(total_units) * s / 100 for s in shares]
-    target = math.floor(Fraction(total_units) * share_sum / 100)
-    base = [math.floor(x) for x in exact]
-    spare = target - sum(base)
-    order = sorted(range(len(shares)), key=lambda i: (-(exact[i] - base[i]), i))
-    for i in order[:spare]:
-        base[i] += 1
-    return base
-
-
-class _Checks:
-    """Collects problems and warnings while planning."""
-
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-        self.warnings: list[str] = []
-
-    def error(self, path: str, message: str) -> None:
-        self.problems.append(Problem(path, message))
 
 
 def plan_queues(config: StackConfig, source: str, project_dir: Path | None = None) -> QueuePlan:
@@ -183,21 +46,11 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
     Raises :class:`ConfigError` listing every problem; returns the plan otherwise.
     ``project_dir`` is where relative chart paths start (default: the working directory).
     """
-    checks = _Checks()
+    checks = Checks()
     target = config.kueue.target()
     inv, queues = config.inventory, config.queues
 
-    _unique(checks, [(("inventory", "pools", i, "name"), p.name) for i, p in enumerate(inv.pools)], "pool")
-    _unique(
-        checks,
-        [(("queues", "clusterQueues", i, "name"), cq.name) for i, cq in enumerate(queues.cluster_queues)],
-        "ClusterQueue",
-    )
-    _unique(
-        checks,
-        [(("priorityClasses", i, "name"), pc.name) for i, pc in enumerate(config.priority_classes)],
-        "priority class",
-    )
+    check_duplicate_names(checks, config)
     if checks.problems:  # quotas are keyed by name: a duplicate would only echo as bogus quota errors
         raise ConfigError(source, checks.problems)
 
@@ -230,38 +83,14 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
             )
         else:
             covered.append(res)
-    limit = target.max_per_group
-    if len(inv.pools) > limit:
-        checks.error(
-            "inventory.pools",
-            f"Kueue {target.version_text} allows at most {limit} flavors per ClusterQueue "
-            f"resource group, got {len(inv.pools)} pools",
-        )
-    if len(covered) > limit:
-        checks.error(
-            "queues.coveredResources",
-            f"Kueue {target.version_text} allows at most {limit} covered resources, got "
-            f"{len(covered)} ({', '.join(covered)})",
-        )
-    if (
-        target.version >= (0, 14, 0)
-        and len(inv.pools) <= limit
-        and len(covered) <= limit
-        and len(inv.pools) * len(covered) > MAX_QUOTAS_PER_GROUP
-    ):
-        checks.error(
-            "inventory.pools",
-            f"Kueue {target.version_text} allows at most {MAX_QUOTAS_PER_GROUP} resource quotas per ClusterQueue "
-            f"resource group (flavors × covered resources), got {len(inv.pools)} pools × {len(covered)} covered "
-            f"resources = {len(inv.pools) * len(covered)}; use fewer pools or fewer queues.coveredResources",
-        )
+    check_group_limits(checks, target, inv.pools, covered)
 
     pools = tuple(
         _pool_total(checks, i, pool, covered, set(gpu_pools), inv.headroom) for i, pool in enumerate(inv.pools)
     )
-    _extra_resources_in_use(checks, config, pools, [r for r in covered[2:] if r not in gpu_pools])
+    check_extra_resources(checks, config, pools, [r for r in covered[2:] if r not in gpu_pools])
     pool_names = [p.name for p in inv.pools]
-    _flavor_order_warning(checks, inv.pools)
+    warn_flavor_order(checks, inv.pools)
 
     nominal = _nominal_quotas(checks, config, pools, covered)
     borrowing: Quotas = {}
@@ -288,15 +117,15 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
                         f"must be less than or equal to the nominalQuota: "
                         f"{quantity.canonical(res, amount)} > {quantity.canonical(res, own)}",
                     )
-        _queue_policies(checks, here, cq, target, queues.cohort is not None)
+        check_queue_policies(checks, here, cq, target, queues.cohort is not None)
     _gpu_queues_only(checks, config, pools, nominal, borrowing)
 
-    _namespaces(checks, config, target)
+    check_namespaces(checks, config, target)
     # The installs module checks what it installs: the operator's settings and merged chart values.
     checks.problems += install_problems(config, target, project_dir or Path.cwd())
-    _priority_classes(checks, config, target)
+    check_priority_classes(checks, config, target)
     if not checks.problems:  # an unreachable queue is usually the echo of an error above
-        _unreachable_queues(checks, config, nominal)
+        check_unreachable_queues(checks, config, nominal)
 
     if checks.problems:
         raise ConfigError(source, checks.problems)
@@ -308,21 +137,12 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
         borrowing=borrowing,
         lending=lending,
     )
-    _no_cpu_or_memory(checks, config, plan)
+    warn_no_cpu_or_memory(checks, config, plan)
     return dataclasses.replace(plan, warnings=tuple(checks.warnings))
 
 
-def _unique(checks: _Checks, named: list[tuple[tuple[str | int, ...], str]], what: str) -> None:
-    first: dict[str, tuple[str | int, ...]] = {}
-    for loc, name in named:
-        if name in first:
-            checks.error(key_path(*loc), f"duplicate {what} name {name!r} (also at {key_path(*first[name])})")
-        else:
-            first[name] = loc
-
-
 def _pool_total(
-    checks: _Checks, index: int, pool: Pool, covered: list[str], gpu_resources: set[str], headroom: Decimal
+    checks: Checks, index: int, pool: Pool, covered: list[str], gpu_resources: set[str], headroom: Decimal
 ) -> PoolTotal:
     keep = 1 - Fraction(headroom) / 100
     cpu_milli = math.floor(pool.nodes * quantity.parse(pool.cpu) * 1000 * keep)
@@ -354,53 +174,8 @@ def _pool_total(
     return PoolTotal(pool.name, totals, pool.gpu_resource if has_gpus else None)
 
 
-def _extra_resources_in_use(
-    checks: _Checks, config: StackConfig, pools: tuple[PoolTotal, ...], extras: list[str]
-) -> None:
-    """An extra covered resource no pool has: Kueue's quota for it is 0 everywhere."""
-    listed = config.queues.covered_resources
-    for res in extras:
-        if any(p.totals.get(res) for p in pools):
-            continue
-        where = key_path("queues", "coveredResources", listed.index(res))
-        if res == "pods":
-            # Kueue charges every workload pods = its pod count once pods is covered.
-            checks.error(
-                where,
-                "'pods' is covered but no pool has any: Kueue charges every workload one pods unit per pod, so "
-                "nothing could ever be admitted; set the pools' extraResources.pods (e.g. 110, the kubelet's "
-                "default maxPods)",
-            )
-        else:
-            checks.warnings.append(
-                f"{where}: no pool sets extraResources[{res!r}], so its quota is 0 in every flavor; a pod that "
-                f"requests {res} can never be admitted"
-            )
-    if "pods" in extras and any(p.totals.get("pods") for p in pools):
-        for i, pool in enumerate(pools):
-            if not pool.totals.get("pods"):
-                checks.warnings.append(
-                    f"inventory.pools[{i}]: pool {pool.name!r} has no extraResources.pods while pods is covered; "
-                    "Kueue admits nothing on it"
-                )
-
-
-def _flavor_order_warning(checks: _Checks, pools: list[Pool]) -> None:
-    seen_gpu = None
-    for pool in pools:
-        if pool.gpus and seen_gpu is None:
-            seen_gpu = pool.name
-        elif not pool.gpus and seen_gpu is not None:
-            checks.warnings.append(
-                f"inventory.pools: GPU pool {seen_gpu!r} is listed before CPU-only pool {pool.name!r}; "
-                "AIPerf pods request no GPU and Kueue takes the first flavor that fits, so "
-                "benchmark clients would land on GPU nodes. List CPU-only pools first."
-            )
-            return
-
-
 def _explicit(
-    checks: _Checks,
+    checks: Checks,
     loc: tuple[str | int, ...],
     given: PoolQuantities,
     pool_names: list[str],
@@ -429,7 +204,7 @@ def _explicit(
     return out
 
 
-def _nominal_quotas(checks: _Checks, config: StackConfig, pools: tuple[PoolTotal, ...], covered: list[str]) -> Quotas:
+def _nominal_quotas(checks: Checks, config: StackConfig, pools: tuple[PoolTotal, ...], covered: list[str]) -> Quotas:
     cqs = config.queues.cluster_queues
     pool_names = [p.name for p in pools]
     nominal: Quotas = {cq.name: {p: {r: Fraction(0) for r in covered} for p in pool_names} for cq in cqs}
@@ -495,7 +270,7 @@ def _nominal_quotas(checks: _Checks, config: StackConfig, pools: tuple[PoolTotal
 
 
 def _gpu_queues_only(
-    checks: _Checks, config: StackConfig, pools: tuple[PoolTotal, ...], nominal: Quotas, borrowing: Quotas
+    checks: Checks, config: StackConfig, pools: tuple[PoolTotal, ...], nominal: Quotas, borrowing: Quotas
 ) -> None:
     """``cpuAndMemoryFor: gpuQueues``: a ClusterQueue without GPUs in the pool gets none of its cpu or
     memory, nor may it borrow them; an explicit quota or limit saying otherwise is an error."""
@@ -546,130 +321,3 @@ def _pct(value: Fraction) -> str:
     return ("-" if value < 0 else "") + whole + (f".{frac}" if frac else "")
 
 
-def _queue_policies(
-    checks: _Checks, here: tuple[str | int, ...], cq: ClusterQueue, target: KueueTarget, in_cohort: bool
-) -> None:
-    pre = cq.preemption
-    borrow_policy = pre.borrow_within_cohort.policy if pre and pre.borrow_within_cohort else "Never"
-    if pre is not None and borrow_policy != "Never" and (pre.reclaim_within_cohort or "Never") == "Never":
-        checks.error(
-            key_path(*here, "preemption", "borrowWithinCohort", "policy"),
-            "Kueue rejects borrowWithinCohort.policy other than Never while reclaimWithinCohort is "
-            "Never; set reclaimWithinCohort to LowerPriority or Any",
-        )
-    ff = cq.flavor_fungibility
-    if ff is not None and ff.preference is not None:
-        if not target.has_may_stop_search:
-            checks.error(
-                key_path(*here, "flavorFungibility", "preference"),
-                f"flavorFungibility.preference needs Kueue >= 0.15, target is {target.version_text}",
-            )
-        elif ff.when_can_borrow != "TryNextFlavor" or ff.when_can_preempt != "TryNextFlavor":
-            checks.error(
-                key_path(*here, "flavorFungibility", "preference"),
-                "preference may only be set when whenCanBorrow and whenCanPreempt are both TryNextFlavor",
-            )
-    if cq.fair_sharing is not None:
-        weight = quantity.parse(cq.fair_sharing.weight)
-        if 0 < weight <= Fraction(1, 10**9):
-            checks.error(
-                key_path(*here, "fairSharing", "weight"),
-                f"a positive weight must be larger than 1n, got {cq.fair_sharing.weight!r}",
-            )
-
-
-def _namespaces(checks: _Checks, config: StackConfig, target: KueueTarget) -> None:
-    claimed: dict[str, tuple[str, tuple[str | int, ...]]] = {}
-    for i, cq in enumerate(config.queues.cluster_queues):
-        if not cq.namespaces:
-            checks.warnings.append(
-                f"queues.clusterQueues[{i}]: ClusterQueue {cq.name!r} has no namespaces; no job can be "
-                "submitted to it (it can still lend its quota in a cohort)"
-            )
-        for j, ns in enumerate(cq.namespaces):
-            here = ("queues", "clusterQueues", i, "namespaces", j)
-            if ns.name in claimed:
-                owner, loc = claimed[ns.name]
-                checks.error(
-                    key_path(*here, "name"),
-                    f"namespace {ns.name!r} is already claimed by ClusterQueue {owner!r} "
-                    f"({key_path(*loc)}); a namespace belongs to one ClusterQueue",
-                )
-            else:
-                claimed[ns.name] = (cq.name, here)
-            if ns.name in unmanaged_namespaces(config):
-                checks.error(
-                    key_path(*here, "name"),
-                    f"Kueue's job webhooks ignore namespace {ns.name!r}, so jobs there are never queued; "
-                    "use a dedicated benchmark namespace",
-                )
-            elif ns.create and ns.name in BUILTIN_NAMESPACES:
-                checks.error(
-                    key_path(*here, "create"),
-                    f"namespace {ns.name!r} exists in every cluster, so creating it fails with AlreadyExists; "
-                    "set create: false to only label it",
-                )
-            if ns.default_queue and ns.local_queue == DEFAULT_LOCAL_QUEUE:
-                checks.error(
-                    key_path(*here, "defaultQueue"),
-                    f"localQueue is already named {DEFAULT_LOCAL_QUEUE!r}; defaultQueue would create it twice",
-                )
-            if ns.default_queue and not target.default_local_queue_defaulting:
-                checks.warnings.append(
-                    f"{key_path(*here, 'defaultQueue')}: Kueue {target.version_text} treats a LocalQueue named "
-                    "'default' as the namespace default only with the LocalQueueDefaulting feature gate "
-                    "(alpha, off; GA from Kueue 0.17); without it, jobs need an explicit queue label"
-                )
-
-
-def _priority_classes(checks: _Checks, config: StackConfig, target: KueueTarget) -> None:
-    cap = target.wpc_description_max
-    for i, pc in enumerate(config.priority_classes):
-        if cap is not None and len(pc.description) > cap:
-            checks.error(
-                key_path("priorityClasses", i, "description"),
-                f"must be at most {cap} characters in {target.api}, got {len(pc.description)}",
-            )
-
-
-def _unreachable_queues(checks: _Checks, config: StackConfig, nominal: Quotas) -> None:
-    cohort = config.queues.cohort
-    for i, cq in enumerate(config.queues.cluster_queues):
-        has_quota = any(a > 0 for amounts in nominal.get(cq.name, {}).values() for a in amounts.values())
-        if has_quota:
-            continue
-        if cohort is None:
-            checks.error(
-                key_path("queues", "clusterQueues", i),
-                f"ClusterQueue {cq.name!r} has no quota and no cohort to borrow from: nothing queued "
-                "there could ever be admitted",
-            )
-        elif cq.namespaces:
-            checks.warnings.append(
-                f"queues.clusterQueues[{i}]: ClusterQueue {cq.name!r} has no nominal quota; its jobs run "
-                "only on quota borrowed from cohort {0!r} and can be preempted by its owners".format(cohort)
-            )
-
-
-def _no_cpu_or_memory(checks: _Checks, config: StackConfig, plan: QueuePlan) -> None:
-    """Warn about a ClusterQueue with namespaces that no flavor gives both cpu and memory.
-
-    Every AIPerf pod requests cpu and memory (unless ``resourceMode: none``), and one podSet
-    takes all its resources from one flavor: without a flavor where both can be had, from its
-    own quota or by borrowing in the cohort, no AIPerf job is ever admitted. Jobs declared in
-    the stack are proven by the admission check; this covers jobs submitted by hand.
-    """
-    in_cohort = config.queues.cohort is not None
-    for i, cq in enumerate(config.queues.cluster_queues):
-        if not cq.namespaces:  # already warned: nothing can be submitted to it
-            continue
-        if any(
-            all(plan.max_capacity(cq.name, pool.name, r, in_cohort=in_cohort) > 0 for r in ("cpu", "memory"))
-            for pool in plan.pools
-        ):
-            continue
-        reach = "own or borrowable in the cohort" if in_cohort else "own, and it has no cohort to borrow from"
-        checks.warnings.append(
-            f"queues.clusterQueues[{i}]: ClusterQueue {cq.name!r} has no flavor with both cpu and memory quota "
-            f"({reach}); every AIPerf pod requests both, so no AIPerf job can be admitted there"
-        )

@@ -39,8 +39,9 @@ from aiperf_kueue.installs import (
     sizing_env,
 )
 from aiperf_kueue.loader import parse_config
-from aiperf_kueue.planner import QueuePlan, plan_queues
+from aiperf_kueue.planner import plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
+from aiperf_kueue.queue_plan import QueuePlan
 from aiperf_kueue.requests import canonical
 from aiperf_kueue.sizing import Sizing, sizing_from_config
 from aiperf_kueue.stack_warnings import stack_warnings

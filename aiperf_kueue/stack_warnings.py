@@ -20,7 +20,7 @@ from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.errors import key_path
 from aiperf_kueue.placement import Placement
-from aiperf_kueue.planner import QueuePlan
+from aiperf_kueue.queue_plan import QueuePlan
 
 #: Preemption policies under which a ClusterQueue takes lent quota back.
 RECLAIMING = ("LowerPriority", "Any")

@@ -14,7 +14,8 @@ import pytest
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.loader import parse_config, read_stack_file
 from aiperf_kueue.offline.engine import ProgramRun, run_program
-from aiperf_kueue.planner import QueuePlan, plan_queues
+from aiperf_kueue.planner import plan_queues
+from aiperf_kueue.queue_plan import QueuePlan
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The stacks the suite checks: ``stacks/`` (``AIPERF_KUEUE_STACKS`` points elsewhere; the test that

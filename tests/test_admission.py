@@ -28,7 +28,7 @@ from aiperf_kueue.errors import Problem
 from aiperf_kueue.job_shape import PodSet, job_shape
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config
-from aiperf_kueue.planner import PoolTotal, QueuePlan
+from aiperf_kueue.queue_plan import PoolTotal, QueuePlan
 from aiperf_kueue.sizing import Sizing, release_sizing, with_overrides
 
 GI = 2**30

@@ -30,7 +30,8 @@ from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
 from aiperf_kueue.offline.engine import run_program
 from aiperf_kueue.offline.report import clean
-from aiperf_kueue.planner import QueuePlan, plan_queues
+from aiperf_kueue.planner import plan_queues
+from aiperf_kueue.queue_plan import QueuePlan
 from tests import upstream
 from tests.support import STACK_FILES, require_upstream
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from aiperf_kueue import quantity
 from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.planner import apportion
+from aiperf_kueue.queue_plan import apportion
 from tests.support import plan_values, stack_values
 
 
