@@ -1,33 +1,10 @@
-"""Kueue's flavor assignment for one AIPerfJob on an empty cluster.
+"""Whether each job of a stack can ever be admitted, and where Kueue would put it.
 
-Answers, before anything is applied: which ResourceFlavor (pool) each podSet of the
-job's Workload gets, whether that needs borrowing, how many such jobs fit at once on
-nominal quota, and which jobs could never be admitted (kueue NOTES §3).
-
-The rules, as Kueue's flavor assigner applies them with one resource group covering
-every resource (as the planner writes ClusterQueues):
-
-- a podSet is charged its pods' requests (count × per-pod requests) and, when the
-  ClusterQueue covers ``pods``, ``pods = count``;
-- every resource a podSet requests must be covered by the ClusterQueue, else the
-  Workload waits forever with ``resource X unavailable in ClusterQueue``;
-- podSets are assigned in order (``controller``, then ``workers``), each to ONE flavor for
-  all its resources, and never moved again to make room for a later podSet;
-- a flavor is skipped when one of its ``nodeTaints`` with effect NoSchedule or NoExecute is
-  tolerated by neither the pod's nor the flavor's tolerations, or when the pod's nodeSelector
-  or required node affinity, compared only on the keys of the flavor's ``nodeLabels``, does
-  not match those labels (``checkFlavorForPodSets``). Both pods carry the podTemplate's
-  nodeSelector, affinity and tolerations (:class:`~aiperf_kueue.placement.Placement`);
-- a podSet fits a flavor when, for every resource, the requests of the podSets already
-  assigned to that flavor plus its own are at most the flavor's maximum capacity
-  (:func:`max_capacity`);
-- flavors are tried in pool order. The first flavor that fits on nominal quota wins; with
-  the default ``flavorFungibility.whenCanBorrow: MayStopSearch`` (v1beta1 ``Borrow``) so does
-  the first flavor that fits only by borrowing. With ``TryNextFlavor`` a later flavor that fits
-  on nominal quota is preferred, and the first borrowing one is the fallback;
-- a podSet requesting nothing gets no flavor and always fits (``resourceMode: none`` without
-  covered ``pods``): Kueue looks for a flavor per requested resource, so with none it checks
-  no flavor, reserves nothing and adds no flavor nodeSelector or tolerations to the pods.
+:func:`assign` gives one job's Workload its flavors as Kueue's flavor assigner does
+(:mod:`aiperf_kueue.flavor_assigner`: the rules), or says why it never fits and how to fix it
+(:mod:`aiperf_kueue.never_fits`). :func:`check_jobs` resolves every job of a stack (namespace,
+LocalQueue, priority class), sizes it as the AIPerf operator does, assigns it, and reports every
+job that could never run as a problem, and what is worth knowing as a warning.
 
 The cluster is assumed empty: no other workload holds quota, nothing is preempted.
 """
@@ -39,158 +16,18 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
 
-from aiperf_kueue import quantity
-from aiperf_kueue.config import ClusterQueue, Pool, StackConfig, Taint, Toleration
+from aiperf_kueue.config import ClusterQueue, StackConfig
 from aiperf_kueue.config.expansion import JobEntry
 from aiperf_kueue.credentials import credential_problems, credential_warnings, unresolved_variables
 from aiperf_kueue.errors import Problem, key_path
+from aiperf_kueue.flavor_assigner import Capacities, Flavors, PodSetAssignment, WhenCanBorrow, charged, place
 from aiperf_kueue.job_shape import JobShape, PodSet, job_shape
-from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
-from aiperf_kueue.placement import Placement
+from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE
+from aiperf_kueue.never_fits import NoFit, more_quota, uncovered_message
 from aiperf_kueue.queue_plan import QueuePlan
 from aiperf_kueue.requests import SizingError, format_requests, resource_order
 from aiperf_kueue.sizing import Sizing
-
-WhenCanBorrow = Literal["MayStopSearch", "TryNextFlavor"]
-
-#: Taint effects Kueue checks when it picks a flavor (PreferNoSchedule only steers the scheduler).
-CHECKED_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-class Capacities:
-    """:meth:`QueuePlan.max_capacity` of one plan, each (ClusterQueue, pool, resource) computed once.
-
-    :meth:`QueuePlan.borrowable` sums over every other ClusterQueue of the cohort; recomputing it
-    per job would make checking N jobs in C ClusterQueues O(N x C). :func:`check_jobs` shares one.
-    """
-
-    def __init__(self, plan: QueuePlan, *, in_cohort: bool) -> None:
-        self.plan = plan
-        self.in_cohort = in_cohort
-        self._max: dict[tuple[str, str, str], Fraction] = {}
-
-    def max_capacity(self, cq: str, pool: str, resource: str) -> Fraction:
-        """:meth:`QueuePlan.max_capacity` of ``cq`` for ``pool``/``resource``, cached."""
-        key = (cq, pool, resource)
-        found = self._max.get(key)
-        if found is None:
-            found = self._max[key] = self.plan.max_capacity(cq, pool, resource, in_cohort=self.in_cohort)
-        return found
-
-
-# --------------------------------------------------------------------------- flavor matching
-
-
-@dataclass(frozen=True)
-class Flavor:
-    """One ResourceFlavor as Kueue's flavor assigner checks pods against it."""
-
-    name: str
-    """ResourceFlavor (pool) name."""
-
-    node_labels: tuple[tuple[str, str], ...] = ()
-    """``nodeLabels`` as sorted ``(key, value)`` pairs (none: the flavor matches every node)."""
-
-    node_taints: tuple[Taint, ...] = ()
-    """``nodeTaints``, in order."""
-
-    tolerations: tuple[Toleration, ...] = ()
-    """``tolerations`` Kueue adds to admitted pods; they count when checking ``nodeTaints``."""
-
-    @classmethod
-    def of(cls, pool: Pool) -> Flavor:
-        """The ResourceFlavor the program writes for ``pool``."""
-        return cls(
-            pool.name,
-            tuple(sorted(pool.node_labels.items())),
-            tuple(pool.node_taints),
-            tuple(pool.tolerations),
-        )
-
-    def mismatch(self, placement: Placement, label_keys: frozenset[str] | None = None) -> str | None:
-        """Kueue's reason to skip this flavor for pods with ``placement``, or ``None`` when they may use it.
-
-        The taint check comes first, as in Kueue. ``label_keys``: the keys the pod's nodeSelector
-        and node affinity are compared on (default: this flavor's own ``nodeLabels`` keys).
-        """
-        tolerations = placement.tolerations + self.tolerations
-        for taint in self.node_taints:
-            if taint.effect in CHECKED_TAINT_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
-                return f"untolerated taint {taint.kueue_text()} in flavor {self.name}"
-        labels = dict(self.node_labels)
-        if not _matches_node_affinity(placement, labels, frozenset(labels) if label_keys is None else label_keys):
-            return f"flavor {self.name} doesn't match node affinity"
-        return None
-
-
-def _matches_node_affinity(placement: Placement, labels: Mapping[str, str], keys: frozenset[str]) -> bool:
-    """Kueue's ``flavorSelector`` matched against a node carrying exactly ``labels``.
-
-    Only requirements on ``keys`` take part. A required-affinity term left with no requirement
-    matches any flavor (the terms are ORed), so the affinity then reduces to the nodeSelector.
-    """
-    if any(labels.get(k) != v for k, v in placement.node_selector if k in keys):
-        return False
-    if placement.node_affinity is None:
-        return True
-    terms = []
-    for term in placement.node_affinity:
-        kept = [r for r in term if r.key in keys]
-        if not kept:
-            return True
-        terms.append(kept)
-    return any(all(r.matches(labels) for r in term) for term in terms)
-
-
-class Flavors:
-    """The ResourceFlavors of a stack, and which of them each distinct :class:`Placement` may use.
-
-    Fleets share a handful of placements across thousands of jobs: the match is computed once per
-    placement, so checking N jobs against F flavors costs O(N + distinct placements x F).
-
-    ``union_label_keys``: compare on the ``nodeLabels`` keys of every flavor of the resource group
-    instead of the flavor's own, as Kueue did before 0.17 (kubernetes-sigs/kueue#12449 changed it).
-    """
-
-    def __init__(self, flavors: Sequence[Flavor], *, union_label_keys: bool = False) -> None:
-        self.flavors = tuple(flavors)
-        self._keys = frozenset(k for f in flavors for k, _ in f.node_labels) if union_label_keys else None
-        self._skipped: dict[Placement, Mapping[str, str]] = {}
-
-    @classmethod
-    def of(cls, config: StackConfig, target: KueueTarget) -> Flavors:
-        """The flavors ``config``'s pools become, matched as Kueue ``target`` matches them."""
-        return cls([Flavor.of(p) for p in config.inventory.pools], union_label_keys=target.version < (0, 17, 0))
-
-    def skipped(self, placement: Placement) -> Mapping[str, str]:
-        """Flavor name → Kueue's reason to skip it for pods with ``placement`` (cached per placement)."""
-        found = self._skipped.get(placement)
-        if found is None:
-            reasons = {f.name: f.mismatch(placement, self._keys) for f in self.flavors}
-            found = self._skipped[placement] = {name: r for name, r in reasons.items() if r is not None}
-        return found
-
-
-# --------------------------------------------------------------------------- assignment
-
-
-@dataclass(frozen=True)
-class PodSetAssignment:
-    """Where one podSet lands."""
-
-    name: str
-    """``controller`` or ``workers``."""
-
-    count: int
-    """Pods in the podSet."""
-
-    flavor: str | None
-    """The ResourceFlavor (pool) it gets; ``None`` when it requests nothing or fits nowhere."""
-
-    borrowing: bool = False
-    """Its flavor's usage (with earlier podSets) exceeds the nominal quota there."""
 
 
 @dataclass(frozen=True)
@@ -233,15 +70,6 @@ class Assignment:
         return tuple(out)
 
 
-def charged(podset: PodSet, covers_pods: bool) -> dict[str, Fraction]:
-    """What Kueue charges ``podset``: count × per-pod requests (zeros dropped), plus ``pods = count``
-    when the ClusterQueue covers ``pods`` (``assignFlavors`` in ``flavorassigner.go``)."""
-    out = {r: a for r, a in podset.total().items() if a}
-    if covers_pods and podset.count:
-        out["pods"] = out.get("pods", Fraction(0)) + podset.count
-    return out
-
-
 def assign(
     plan: QueuePlan,
     cq_name: str,
@@ -253,7 +81,8 @@ def assign(
     flavors: Flavors | None = None,
     workers_per_pod: int | None = None,
 ) -> Assignment:
-    """Assign flavors to ``podsets`` of one Workload in ClusterQueue ``cq_name`` (see module doc).
+    """Assign flavors to ``podsets`` of one Workload in ClusterQueue ``cq_name``
+    (:mod:`aiperf_kueue.flavor_assigner`).
 
     ``in_cohort``: whether the stack has ``queues.cohort`` (else nothing can be borrowed).
     ``when_can_borrow``: the ClusterQueue's ``flavorFungibility.whenCanBorrow``.
@@ -275,25 +104,16 @@ def assign(
 
     uncovered = [r for r in resource_order(totals) if r not in plan.covered_resources]
     if uncovered:
-        what = ", ".join(f"{r} {quantity.canonical(r, totals[r])}" for r in uncovered)
-        first = uncovered[0]
-        return _failed(
-            cq_name,
-            podsets,
-            totals,
-            f"requests {what}, which ClusterQueue {cq_name} does not cover: it would wait forever with "
-            f"'resource {first} unavailable in ClusterQueue'; add {', '.join(uncovered)} to "
-            "queues.coveredResources (with the pools' extraResources) or drop the request",
-        )
+        return _failed(cq_name, podsets, totals, uncovered_message(cq_name, uncovered, totals))
 
     cap = {p: {r: capacities.max_capacity(cq_name, p, r) for r in totals} for p in pools}
     nominal = {p: {r: plan.nominal_quota(cq_name, p, r) for r in totals} for p in pools}
-    placing = _place(podsets, needs, pools, cap, nominal, flavors, when_can_borrow, plan.target)
+    placing = place(podsets, needs, pools, cap, nominal, flavors, when_can_borrow, plan.target)
     if placing.failed is not None:
         ps = podsets[placing.failed]
         skipped = flavors.skipped(ps.placement) if flavors is not None else {}
         eligible = [p for p in pools if p not in skipped]
-        nofit = _NoFit(
+        nofit = NoFit(
             cq_name,
             ps,
             needs[placing.failed],
@@ -303,7 +123,7 @@ def assign(
             eligible,
             placing.usage,
             workers_per_pod,
-            _more_quota(
+            more_quota(
                 podsets,
                 needs,
                 placing.failed,
@@ -331,118 +151,6 @@ def assign(
     )
 
 
-@dataclass(frozen=True)
-class _Placing:
-    """Where podSets land, in order, up to the first that fits no flavor."""
-
-    placed: tuple[PodSetAssignment, ...]
-    usage: Mapping[str, Mapping[str, Fraction]]
-    failed: int | None = None
-    """Index of the podSet that fits no flavor (``None``: every podSet fits)."""
-    reasons: tuple[str, ...] = ()
-    """Kueue's reason per flavor tried for the failed podSet (skipped, or not enough quota)."""
-
-
-def _place(
-    podsets: Sequence[PodSet],
-    needs: Sequence[Mapping[str, Fraction]],
-    pools: Sequence[str],
-    cap: Mapping[str, Mapping[str, Fraction]],
-    nominal: Mapping[str, Mapping[str, Fraction]],
-    flavors: Flavors | None,
-    when_can_borrow: WhenCanBorrow,
-    target: KueueTarget,
-) -> _Placing:
-    """Kueue's flavor assigner over ``podsets`` with per-flavor ``cap`` and ``nominal`` (see module doc)."""
-    usage: dict[str, dict[str, Fraction]] = {}
-    placed: list[PodSetAssignment] = []
-    for index, (ps, need) in enumerate(zip(podsets, needs, strict=True)):
-        if not need:
-            placed.append(PodSetAssignment(ps.name, ps.count, None))
-            continue
-        skipped = flavors.skipped(ps.placement) if flavors is not None else {}
-        reasons: list[str] = []
-        chosen: tuple[str, bool] | None = None
-        fallback: str | None = None
-        for pool in pools:
-            if pool in skipped:
-                reasons.append(skipped[pool])
-                continue
-            before = usage.get(pool, {})
-            after = {r: before.get(r, Fraction(0)) + a for r, a in need.items()}
-            over = [r for r in resource_order(need) if after[r] > cap[pool][r]]
-            if over:
-                reasons += [_insufficient(target, pool, r, before.get(r, Fraction(0)), need, cap) for r in over]
-                continue
-            if all(after[r] <= nominal[pool][r] for r in need):
-                chosen = (pool, False)
-                break
-            if when_can_borrow == "MayStopSearch":
-                chosen = (pool, True)
-                break
-            fallback = fallback or pool
-        if chosen is None and fallback is not None:
-            chosen = (fallback, True)
-        if chosen is None:
-            return _Placing(tuple(placed), usage, index, tuple(reasons))
-        pool, borrows = chosen
-        for r, a in need.items():
-            usage.setdefault(pool, {})[r] = usage.get(pool, {}).get(r, Fraction(0)) + a
-        placed.append(PodSetAssignment(ps.name, ps.count, pool, borrows))
-    return _Placing(tuple(placed), usage)
-
-
-def _more_quota(
-    podsets: Sequence[PodSet],
-    needs: Sequence[Mapping[str, Fraction]],
-    failed: int,
-    usage: Mapping[str, Mapping[str, Fraction]],
-    eligible: Sequence[str],
-    pools: Sequence[str],
-    cap: Mapping[str, Mapping[str, Fraction]],
-    nominal: Mapping[str, Mapping[str, Fraction]],
-    flavors: Flavors | None,
-    when_can_borrow: WhenCanBorrow,
-    target: KueueTarget,
-) -> tuple[str, Mapping[str, Fraction]] | None:
-    """A flavor and the extra nominal quota there that is proven to admit the job (``None``: none found).
-
-    Per flavor in the order Kueue tries them, two candidates: what the failed podSet lacks there
-    next to the podSets already on it, then what the whole job lacks there (an earlier podSet may
-    move to the flavor that grows and take the room). Each is kept only if the assignment, run again with it, fits:
-    a fix that merely moves the failure would be a wrong fix. Raising a ClusterQueue's nominalQuota
-    by X raises its maximum capacity by X too (what it may borrow does not depend on its own quota).
-    """
-    need = needs[failed]
-    for pool in eligible:
-        before = usage.get(pool, {})
-        job: dict[str, Fraction] = {}
-        for ps, amounts in zip(podsets, needs, strict=True):
-            if flavors is None or pool not in flavors.skipped(ps.placement):
-                for r, a in amounts.items():
-                    job[r] = job.get(r, Fraction(0)) + a
-        podset_short = {
-            r: before.get(r, Fraction(0)) + need[r] - cap[pool][r]
-            for r in resource_order(need)
-            if before.get(r, Fraction(0)) + need[r] > cap[pool][r]
-        }
-        job_short = {r: job[r] - cap[pool][r] for r in resource_order(job) if job[r] > cap[pool][r]}
-        for more in (podset_short, job_short):
-            if not more:
-                continue
-            grown, grown_nominal = _grow(cap, pool, more), _grow(nominal, pool, more)
-            if _place(podsets, needs, pools, grown, grown_nominal, flavors, when_can_borrow, target).failed is None:
-                return pool, more
-    return None
-
-
-def _grow(
-    table: Mapping[str, Mapping[str, Fraction]], pool: str, more: Mapping[str, Fraction]
-) -> dict[str, dict[str, Fraction]]:
-    """``table`` (flavor → resource → amount) with ``more`` added in ``pool``."""
-    return {p: {r: a + (more.get(r, Fraction(0)) if p == pool else 0) for r, a in v.items()} for p, v in table.items()}
-
-
 def _failed(cq_name: str, podsets: Sequence[PodSet], totals: Mapping[str, Fraction], error: str) -> Assignment:
     return Assignment(
         cluster_queue=cq_name,
@@ -464,114 +172,6 @@ def _how_many(usage: Mapping[str, Mapping[str, Fraction]], limit: Mapping[str, M
         if amount
     ]
     return min(counts) if counts else None
-
-
-def _q(resource: str, amount: Fraction) -> str:
-    return str(quantity.canonical(resource, amount))
-
-
-def _insufficient(
-    target: KueueTarget,
-    pool: str,
-    resource: str,
-    before: Fraction,
-    need: Mapping[str, Fraction],
-    cap: Mapping[str, Mapping[str, Fraction]],
-) -> str:
-    """Kueue's ``fitsResourceQuota`` reason for one resource of one flavor (its form changed in 0.15)."""
-    limit = cap[pool][resource]
-    if target.version >= (0, 15, 0):
-        return (
-            f"insufficient quota for {resource} in flavor {pool}, previously considered podsets requests "
-            f"({_q(resource, before)}) + current podset request ({_q(resource, need[resource])}) > maximum "
-            f"capacity ({_q(resource, limit)})"
-        )
-    return (
-        f"insufficient quota for {resource} in flavor {pool}, request > maximum capacity "
-        f"({_q(resource, before + need[resource])} > {_q(resource, limit)})"
-    )
-
-
-@dataclass(frozen=True)
-class _NoFit:
-    """A podSet no flavor takes, and what the assignment had done before it."""
-
-    cq_name: str
-    podset: PodSet
-    need: Mapping[str, Fraction]
-    placed: Sequence[PodSetAssignment]
-    reasons: Sequence[str]
-    """Kueue's reason per flavor tried (skipped, or not enough quota)."""
-    totals: Mapping[str, Fraction]
-    eligible: Sequence[str]
-    """The flavors the pods may use at all (not skipped for taints or node affinity)."""
-    usage: Mapping[str, Mapping[str, Fraction]]
-    """What the earlier podSets take per flavor."""
-    workers_per_pod: int | None = None
-    more: tuple[str, Mapping[str, Fraction]] | None = None
-    """The flavor to grow and by how much, proven to admit the job (:func:`_more_quota`)."""
-
-    def _room(self, cap: Mapping[str, Mapping[str, Fraction]], pool: str) -> int:
-        """How many of this podSet's pods fit in ``pool`` after the earlier podSets."""
-        per_pod = {r: a / self.podset.count for r, a in self.need.items() if a}
-        left = {r: cap[pool][r] - self.usage.get(pool, {}).get(r, Fraction(0)) for r in per_pod}
-        return max(0, min((math.floor(left[r] / per_pod[r]) for r in per_pod), default=0))
-
-    def fix(self, cap: Mapping[str, Mapping[str, Fraction]], in_cohort: bool) -> str:
-        """The fix, first, with its ``"; "``: how many fewer workers would fit, or how much more quota
-        this needs (``""`` when no quota in one flavor is proven to admit it and fewer workers do not help)."""
-        quota = None
-        if self.more is not None:
-            pool, missing = self.more
-            more = ", ".join(f"{r} +{_q(r, a)}" for r, a in missing.items())
-            where = "nominalQuota, or more to borrow in its cohort" if in_cohort else "nominalQuota"
-            quota = f"give ClusterQueue {self.cq_name} {more} in flavor {pool} ({where})"
-        room = max(self._room(cap, p) for p in self.eligible)
-        if self.podset.name != "workers" or room == 0 or self.podset.count <= 1:
-            return f"fix: {quota}; " if quota else ""
-        if self.workers_per_pod:
-            fewer = (
-                f"run at most {room * self.workers_per_pod} workers ({room} of its {self.podset.count} worker pods, "
-                f"{self.workers_per_pod} workers each): lower the concurrency"
-            )
-        else:
-            fewer = f"run at most {room} of its {self.podset.count} worker pods: lower the concurrency"
-        return f"fix: {fewer}, or {quota}; " if quota else f"fix: {fewer}; "
-
-    def message(
-        self,
-        cap: Mapping[str, Mapping[str, Fraction]],
-        nominal: Mapping[str, Mapping[str, Fraction]],
-        in_cohort: bool,
-        several_pools: bool,
-    ) -> str:
-        """A readable summary, then the Workload's ``Pending`` message Kueue would show (sorted as Kueue sorts)."""
-        kueue = f"couldn't assign flavors to pod set {self.podset.name}: {', '.join(sorted(self.reasons))}"
-        pending = f'Kueue would keep it pending with "{kueue}"'
-        if not self.eligible:
-            return (
-                f"its pods' nodeSelector, affinity and tolerations (spec.podTemplate) match no flavor of "
-                f"ClusterQueue {self.cq_name} (the pools' nodeLabels and nodeTaints); {pending}"
-            )
-        order = resource_order(self.totals)
-        parts = []
-        for pool in self.eligible:
-            if in_cohort:
-                text = ", ".join(
-                    f"{r} {_q(r, cap[pool][r])} (nominal {_q(r, nominal[pool][r])} + borrowable "
-                    f"{_q(r, cap[pool][r] - nominal[pool][r])})"
-                    for r in order
-                )
-            else:
-                text = ", ".join(f"{r} {_q(r, cap[pool][r])}" for r in order)
-            parts.append(f"{text} in flavor {pool}" if several_pools else text)
-        reach = "; ".join(parts) + ("" if in_cohort else " (nominal, no cohort)")
-        summary = f"needs {format_requests(self.totals)}; ClusterQueue {self.cq_name} can reach at most {reach}"
-        earlier = [ps for ps in self.placed if ps.flavor is not None]
-        if earlier:
-            got = ", ".join(f"podSet {ps.name} gets flavor {ps.flavor}" for ps in earlier)
-            summary += f"; {got}, then podSet {self.podset.name} ({format_requests(self.need)}) fits no flavor"
-        return f"{self.fix(cap, in_cohort)}{summary}; {pending}"
 
 
 # --------------------------------------------------------------------------- whole stacks

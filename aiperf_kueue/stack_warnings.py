@@ -14,11 +14,12 @@ Pure: reads the config, the quota plan and the jobs' flavor assignments.
 
 from __future__ import annotations
 
-from aiperf_kueue.admission import Flavors, JobsReport
+from aiperf_kueue.admission import JobsReport
 from aiperf_kueue.aiperf_release import DEFAULT_VERSION
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.errors import key_path
+from aiperf_kueue.flavor_assigner import Flavors
 from aiperf_kueue.placement import Placement
 from aiperf_kueue.queue_plan import QueuePlan
 

@@ -14,17 +14,13 @@ from typing import Any
 import pytest
 
 from aiperf_kueue import quantity
-from aiperf_kueue.admission import (
-    Assignment,
-    PodSetAssignment,
-    assign,
-    check_jobs,
-)
+from aiperf_kueue.admission import Assignment, assign, check_jobs
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.expansion import expand_sweeps
 from aiperf_kueue.config.jobs import Job, Sweep
 from aiperf_kueue.config.sizing import OperatorSizing
 from aiperf_kueue.errors import Problem
+from aiperf_kueue.flavor_assigner import PodSetAssignment
 from aiperf_kueue.job_shape import PodSet, job_shape
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.admission import Flavor, Flavors, PodSetAssignment, assign
+from aiperf_kueue.admission import assign
 from aiperf_kueue.config import Taint, Toleration
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.flavor_assigner import Flavor, Flavors, PodSetAssignment
 from aiperf_kueue.job_shape import job_shape
 from aiperf_kueue.kueue import KueueTarget
 from aiperf_kueue.loader import parse_config
