@@ -9,7 +9,7 @@ patch; LocalQueue, priority class, the gate, JobSet, the operator and its env â†
 
 import pulumi
 
-from aiperf_kueue import installs, manifests, submit
+from aiperf_kueue import installs, manifests, operator_objects, submit
 from aiperf_kueue.admission import JobAdmission
 from aiperf_kueue.stack_plan import job_commands
 from components.installs import (
@@ -58,7 +58,7 @@ queues = KueueQueues(
 
 namespaces: dict[str, BenchmarkNamespace] = {}
 operator_fullname = installs.operator_fullname(config.operator)
-service_accounts = installs.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
+service_accounts = operator_objects.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
 for cq in config.queues.cluster_queues:
     for ns in cq.namespaces:
         namespaces[ns.name] = BenchmarkNamespace(
@@ -71,7 +71,7 @@ for cq in config.queues.cluster_queues:
                 cluster_queue=queues.cluster_queues[cq.name],
                 create=ns.create,
                 retain_on_delete=ns.retain_on_delete,
-                rbac=installs.benchmark_rbac(ns.name, operator_fullname, service_accounts.get(ns.name, ())),
+                rbac=operator_objects.benchmark_rbac(ns.name, operator_fullname, service_accounts.get(ns.name, ())),
                 after=gate,
             ),
         )
@@ -99,12 +99,12 @@ if config.jobset.install:
     charts["jobset"] = jobset_release.as_dict()
 if config.operator.install:
     operator_release = installs.operator_release(config, list(namespaces))
-    env = installs.operator_env(config.operator, default_queue, installs.sizing_env(config))
+    env = operator_objects.operator_env(config.operator, default_queue, operator_objects.sizing_env(config))
     operator = AIPerfOperator(
         "operator",
         AIPerfOperatorArgs(
             release=operator_release,
-            env_patch=installs.operator_env_patch(config.operator, env),
+            env_patch=operator_objects.operator_env_patch(config.operator, env),
             after=controllers,
             protect_crds=config.operator.protect_crds,
         ),

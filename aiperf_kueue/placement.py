@@ -1,7 +1,7 @@
 """Where the operator lets a benchmark's pods run: the nodeSelector, required node affinity and
 tolerations both its pods get from ``spec.podTemplate``, checked as the API server checks them.
 
-Kueue compares them with each ResourceFlavor before it looks at quota (:mod:`aiperf_kueue.admission`);
+Kueue compares them with each ResourceFlavor before it looks at quota (:mod:`aiperf_kueue.flavor_assigner`);
 tolerations are the config's :class:`~aiperf_kueue.config.inventory.Toleration`, the one model of a
 toleration in this program.
 """

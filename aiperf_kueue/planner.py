@@ -20,7 +20,7 @@ from aiperf_kueue import quantity
 from aiperf_kueue.config import Pool, StackConfig
 from aiperf_kueue.config.base import PoolQuantities
 from aiperf_kueue.errors import ConfigError, key_path
-from aiperf_kueue.installs import install_problems
+from aiperf_kueue.install_checks import install_problems
 from aiperf_kueue.queue_checks import (
     Checks,
     check_duplicate_names,
@@ -121,7 +121,7 @@ def plan_queues(config: StackConfig, source: str, project_dir: Path | None = Non
     _gpu_queues_only(checks, config, pools, nominal, borrowing)
 
     check_namespaces(checks, config, target)
-    # The installs module checks what it installs: the operator's settings and merged chart values.
+    # The install checks: Kueue's and the operator's settings, and the merged operator chart values.
     checks.problems += install_problems(config, target, project_dir or Path.cwd())
     check_priority_classes(checks, config, target)
     if not checks.problems:  # an unreachable queue is usually the echo of an error above

@@ -9,13 +9,13 @@ before it found none, because it works on their results:
 
 1. ``secure:`` values only where a secret may be (:func:`aiperf_kueue.secrets.check`);
 2. the typed config model (:func:`aiperf_kueue.loader.parse_config`);
-3. Kueue's install source (:func:`aiperf_kueue.installs.kueue_source_problems`), then the
+3. Kueue's install source (:func:`aiperf_kueue.install_checks.kueue_source_problems`), then the
    queues, the installs and the priority classes (:func:`aiperf_kueue.planner.plan_queues`,
-   which asks :func:`aiperf_kueue.installs.install_problems` for the installs);
+   which asks :func:`aiperf_kueue.install_checks.install_problems` for the installs);
 4. sweeps expanded into jobs (:func:`aiperf_kueue.config.jobs.expand_sweeps`);
 5. every job's admission proof, with AIPerf's preflight FAILs in place of the admission
    problems they explain (:func:`aiperf_kueue.admission.check_jobs`, :mod:`aiperf_kueue.preflight`);
-6. the Kubernetes provider's settings the stack needs (:func:`aiperf_kueue.installs.provider_problems`).
+6. the Kubernetes provider's settings the stack needs (:func:`aiperf_kueue.install_checks.provider_problems`).
 """
 
 from __future__ import annotations
@@ -31,14 +31,10 @@ from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.expansion import expand_sweeps
 from aiperf_kueue.config.installs import UNKNOWN
 from aiperf_kueue.errors import ConfigError, Problem
-from aiperf_kueue.installs import (
-    kueue_source_problems,
-    operator_env,
-    operator_image,
-    provider_problems,
-    sizing_env,
-)
+from aiperf_kueue.install_checks import kueue_source_problems, provider_problems
+from aiperf_kueue.installs import operator_image
 from aiperf_kueue.loader import parse_config
+from aiperf_kueue.operator_objects import operator_env, sizing_env
 from aiperf_kueue.planner import plan_queues
 from aiperf_kueue.priority_checks import priority_warnings
 from aiperf_kueue.queue_plan import QueuePlan
@@ -147,7 +143,7 @@ def plan_values(
 
     ``secure_paths``: where the stack file has ``secure:`` values (default: where ``values``
     hold their placeholders, as the loader writes them offline). ``provider``: the stack's
-    ``kubernetes:*`` settings, checked by :func:`~aiperf_kueue.installs.provider_problems`.
+    ``kubernetes:*`` settings, checked by :func:`~aiperf_kueue.install_checks.provider_problems`.
     ``decrypted``: the values are the engine's (``pulumi up``), so a whole secure ``jobs`` key is readable.
 
     ``plan`` validates a stack before it runs the program, which validates the same values

@@ -14,7 +14,7 @@ from pulumi.runtime import config as runtime_config
 
 from aiperf_kueue import secrets
 from aiperf_kueue.errors import PROJECT, ConfigError
-from aiperf_kueue.installs import SERVER_SIDE_APPLY_KEY
+from aiperf_kueue.install_checks import SERVER_SIDE_APPLY_KEY
 from aiperf_kueue.loader import StackFile, decode_engine_config, read_stack
 from aiperf_kueue.stack_plan import StackPlan, plan_values
 

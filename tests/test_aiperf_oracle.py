@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from aiperf_kueue import installs, manifests
+from aiperf_kueue import installs, manifests, operator_objects
 from aiperf_kueue.config import aiperf_benchmark as bench
 from aiperf_kueue.config import aiperf_endpoint as endpoint
 from aiperf_kueue.config import aiperf_phases as phases
@@ -54,7 +54,7 @@ def _plan(stack: str) -> StackPlan:
 def operator_env(plan: StackPlan) -> dict[str, str]:
     """The env the program's ``operator-env`` patch sets on the operator container."""
     config = plan.config
-    env = installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+    env = operator_objects.operator_env(config.operator, default_queue(config), operator_objects.sizing_env(config))
     return {e["name"]: e["value"] for e in env}
 
 
@@ -189,7 +189,9 @@ def test_the_node_checks_are_the_operators(
         planned = json.loads(re.search(r'status\.error ("(?:[^"\\]|\\.)*")\); ', problem.message).group(1))  # type: ignore[union-attr]
     env = {
         e["name"]: e["value"]
-        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+        for e in operator_objects.operator_env(
+            config.operator, default_queue(config), operator_objects.sizing_env(config)
+        )
     }
     job = {**spec, "image": installs.operator_image(config.operator), "scheduling": {"queueName": "aiperf-queue"}}
     result = oracle.create(env, stack_cluster(config), {"name": "j", "namespace": "bench", "spec": job})

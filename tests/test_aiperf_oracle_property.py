@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from aiperf_kueue import installs, manifests
+from aiperf_kueue import installs, manifests, operator_objects
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.job_shape import predicted_jobset
@@ -160,7 +160,9 @@ def check_against_the_operator(
     image = installs.operator_image(config.operator)
     env = {
         e["name"]: e["value"]
-        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+        for e in operator_objects.operator_env(
+            config.operator, default_queue(config), operator_objects.sizing_env(config)
+        )
     }
     cluster = stack_cluster(config, secrets)
     if plan is not None:
@@ -198,7 +200,9 @@ def _refused_by_the_spec_model(values: dict[str, Any], exc: ConfigError, oracle:
     config = parse_config(stack(values["operator"]["sizing"], [], []), "gen.yaml")
     env = {
         e["name"]: e["value"]
-        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+        for e in operator_objects.operator_env(
+            config.operator, default_queue(config), operator_objects.sizing_env(config)
+        )
     }
     for entry in values.get("jobs", []) + values.get("sweeps", []):
         job = {
@@ -352,7 +356,9 @@ def test_edge_case(case: str, spec: dict[str, Any], created: bool, oracle: Oracl
     config = parse_config(stack({}, [], []), "gen.yaml")
     env = {
         e["name"]: e["value"]
-        for e in installs.operator_env(config.operator, default_queue(config), installs.sizing_env(config))
+        for e in operator_objects.operator_env(
+            config.operator, default_queue(config), operator_objects.sizing_env(config)
+        )
     }
     job = {
         **copy.deepcopy(spec),

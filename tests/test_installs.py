@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue import installs
+from aiperf_kueue import install_checks, installs, operator_objects
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.offline import engine
 from aiperf_kueue.offline.engine import SECRET_SIG, run_program
@@ -297,7 +297,7 @@ def test_operator_values_validate_against_the_charts_schema() -> None:
 
 
 def test_benchmark_rbac_matches_the_charts_role() -> None:
-    role, binding = installs.benchmark_rbac("bench", "aiperf-operator")
+    role, binding = operator_objects.benchmark_rbac("bench", "aiperf-operator")
     assert (
         role["metadata"]
         == binding["metadata"]
@@ -329,7 +329,7 @@ def test_benchmark_rbac_matches_the_charts_role() -> None:
 
 
 def test_benchmark_rbac_also_binds_the_service_accounts_jobs_run_as() -> None:
-    _, binding = installs.benchmark_rbac("bench", "perf-aiperf-operator", ["runner", "default", "collector"])
+    _, binding = operator_objects.benchmark_rbac("bench", "perf-aiperf-operator", ["runner", "default", "collector"])
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "default", "namespace": "bench"},
         {"kind": "ServiceAccount", "name": "collector", "namespace": "bench"},
@@ -532,17 +532,17 @@ def test_local_operator_chart_that_is_not_there_warns(tmp_path: Path) -> None:
     values, _ = stack_values("dev")
     values["operator"] = {"chart": "charts/aiperf-operator"}
     config, _ = plan_values(values)
-    assert installs.local_chart_warning(config, tmp_path) == (
+    assert install_checks.local_chart_warning(config, tmp_path) == (
         "operator.chart: local chart 'charts/aiperf-operator' not found (resolved to "
         f"{tmp_path / 'charts' / 'aiperf-operator'}): the merged values were not validated against its "
         "values.schema.json, and pulumi up cannot render it; check out ai-dynamo/aiperf at tag v0.13.0 "
         "there, or point operator.chart at the checkout"
     )
     (tmp_path / "charts" / "aiperf-operator").mkdir(parents=True)
-    assert installs.local_chart_warning(config, tmp_path) is None
+    assert install_checks.local_chart_warning(config, tmp_path) is None
     for operator in ({"chart": "oci://example.invalid/aiperf-operator", "version": "0.7.0"}, {"install": False}):
         config, _ = plan_values({**values, "operator": operator})
-        assert installs.local_chart_warning(config, tmp_path) is None
+        assert install_checks.local_chart_warning(config, tmp_path) is None
 
 
 def _run_without(stack: str, key: str) -> dict[str, dict[str, Any]]:

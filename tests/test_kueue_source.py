@@ -10,7 +10,7 @@ import pulumi
 import pytest
 import yaml
 
-from aiperf_kueue import installs
+from aiperf_kueue import install_checks, installs
 from aiperf_kueue.errors import ConfigError
 from aiperf_kueue.loader import parse_config
 from aiperf_kueue.offline.cli import main
@@ -235,9 +235,11 @@ def test_client_side_apply_is_refused_at_plan_time(
 def test_the_provider_setting_is_read_as_the_engine_gives_it() -> None:
     values, _ = stack_values("dev")
     config, _ = plan_values(values)
-    assert installs.provider_problems(config, {"kubernetes:enableServerSideApply": "true"}) == []
-    assert installs.provider_problems(config, {}) == []
-    assert [p.path for p in installs.provider_problems(config, {"kubernetes:enableServerSideApply": "false"})] == [
+    assert install_checks.provider_problems(config, {"kubernetes:enableServerSideApply": "true"}) == []
+    assert install_checks.provider_problems(config, {}) == []
+    assert [
+        p.path for p in install_checks.provider_problems(config, {"kubernetes:enableServerSideApply": "false"})
+    ] == [
         "kueue.install",
         "operator.install",
     ]

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from aiperf_kueue import installs, manifests, submit
+from aiperf_kueue import installs, manifests, operator_objects, submit
 from tests.support import COMMITTED_STACKS, WARNING_FREE_STACKS, committed_run, plan_values
 from tests.test_sizing import DEFAULT_ENV
 
@@ -145,7 +145,7 @@ def test_promised_defaults() -> None:
     # Never {} (every namespace): only the namespaces this program labels for the queue.
     assert cq["spec"]["namespaceSelector"] == {"matchLabels": {"aiperf-kueue/cluster-queue": "team"}}
     # Every setting that shapes a benchmark's pods is set on the operator: AIPerf 0.13.0's defaults.
-    assert installs.sizing_env(config) == DEFAULT_ENV
+    assert operator_objects.sizing_env(config) == DEFAULT_ENV
     assert installs.readiness_gate(config, plan.target) == {
         "namespace": "kueue-system",
         "deployment": "kueue-controller-manager",
@@ -158,7 +158,7 @@ def test_promised_defaults() -> None:
     }
     # auto: the LocalQueue every benchmark namespace has, so the operator stamps what the annotation names.
     assert submit.default_queue(config) == "aiperf-queue"
-    assert installs.operator_env(config.operator, submit.default_queue(config), {}) == [
+    assert operator_objects.operator_env(config.operator, submit.default_queue(config), {}) == [
         {"name": "AIPERF_K8S_JOBSET_KUEUE_DEFAULT_QUEUE_NAME", "value": "aiperf-queue"}
     ]
 

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from aiperf_kueue import installs
+from aiperf_kueue import install_checks
 from aiperf_kueue.bounds import argument_problem
 from aiperf_kueue.display import cut, escape, show
 from aiperf_kueue.errors import ConfigError, Problem
@@ -89,7 +89,7 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "plan.json": report.to_json(plan_data),
         "charts.yaml": report.charts_yaml(outputs.get("charts", {})),
     }
-    notes = tuple(filter(None, [installs.local_chart_warning(config, ROOT)]))
+    notes = tuple(filter(None, [install_checks.local_chart_warning(config, ROOT)]))
     return PlanResult(name, source, records, outputs, plan_data, run.warnings, files, notes)
 
 
