@@ -10,14 +10,12 @@ from pathlib import Path
 import pytest
 
 from aiperf_kueue.offline import cli, sources
-from aiperf_kueue.offline.diff import (
+from aiperf_kueue.offline.diff import Plan, compare
+from aiperf_kueue.offline.hierarchy import LocalQueueNode
+from aiperf_kueue.offline.quota_diff import PoolRow, QuotaRow
+from aiperf_kueue.offline.resource_diff import (
     MISSING,
     FieldChange,
-    LocalQueueNode,
-    Plan,
-    PoolRow,
-    QuotaRow,
-    compare,
     field_changes,
     parse_property_path,
     replace_triggers,

@@ -10,9 +10,10 @@ import pytest
 
 from aiperf_kueue.loader import read_stack_file
 from aiperf_kueue.offline import cli, markdown
-from aiperf_kueue.offline.diff import FieldChange, Plan, compare
+from aiperf_kueue.offline.diff import Plan, compare
 from aiperf_kueue.offline.engine import SECRET_SIG
 from aiperf_kueue.offline.report import clean
+from aiperf_kueue.offline.resource_diff import FieldChange
 from tests.support import ROOT
 from tests.test_diff import prod
 

@@ -14,12 +14,12 @@ import json
 import re
 from typing import Any
 
-from aiperf_kueue.offline.diff import (
+from aiperf_kueue.offline.diff import PlanDiff
+from aiperf_kueue.offline.resource_diff import (
     CHART_IDENTITY_PATHS,
     IDENTITY_PATHS,
     MISSING,
     FieldChange,
-    PlanDiff,
     ResourceChange,
     is_encrypted,
     is_secret,

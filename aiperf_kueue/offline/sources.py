@@ -30,7 +30,8 @@ from aiperf_kueue.display import show
 from aiperf_kueue.errors import PROJECT, ConfigError, Problem
 from aiperf_kueue.json_input import JsonInputError, read_json_file
 from aiperf_kueue.loader import missing_stack_problem, stack_file_for, stack_name_of, stack_name_problem
-from aiperf_kueue.offline.diff import Plan, parse_property_path
+from aiperf_kueue.offline.diff import Plan
+from aiperf_kueue.offline.resource_diff import parse_property_path
 
 PLAN_FILES = ("resources.json", "plan.json")
 #: Seconds a revision's own ``plan`` may take (prod takes about two).
