@@ -1,3 +1,4 @@
+# One job in ~630 lines: the Pulumi CLI's reading of a stack file, step by step; split, the steps only call each other.
 """Stack files read as the Pulumi CLI reads them, within bounds (docs/yaml.md says how and why).
 
 The Pulumi CLI (v3.274.0) reads ``Pulumi.<stack>.yaml`` with ``gopkg.in/yaml.v3`` v3.0.1: it
