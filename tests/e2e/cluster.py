@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from tests.e2e.pki import Pki, make_pki
+from tests.e2e.pki import FRONT_PROXY_CLIENT, Pki, make_pki
 
 SANDBOX_ENV = "AIPERF_KUEUE_E2E_SANDBOX"
 KUEUE_METRICS_CERTS = Path("/etc/kueue/metrics/certs")  # hard-coded in kueue's cmd/kueue/main.go
@@ -310,6 +310,17 @@ class LocalCluster:
                 "--allow-privileged=true",
                 # The default `kubernetes` Endpoints would carry the host's address; nothing may dial it.
                 "--endpoint-reconciler-type=none",
+                # The aggregation layer, as kubeadm configures it: without a front-proxy client cert the API server
+                # calls an aggregated API (Kueue's visibility server, which the Kueue chart registers) anonymously,
+                # its discovery answers 403, and the namespace controller, which needs complete discovery, never
+                # finishes deleting a namespace.
+                f"--requestheader-client-ca-file={k.ca_crt}",
+                f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={k.proxy_crt}",
+                f"--proxy-client-key-file={k.proxy_key}",
                 f"--audit-policy-file={policy}",
                 f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from tests.e2e.cluster import LocalCluster, Process, _deadline_loop, free_port
 
-SHARED_AIPERF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "aiperf"
+#: ``../shared`` beside the repository, or ``AIPERF_KUEUE_SHARED`` (as for the unit suite: a worktree elsewhere).
+SHARED = Path(os.environ.get("AIPERF_KUEUE_SHARED") or Path(__file__).resolve().parents[3] / "shared")
+SHARED_AIPERF = SHARED / "reference" / "aiperf"
 CRD_FILES = ("aiperfjobs.aiperf.nvidia.com.crd.yaml", "aiperfsweeps.aiperf.nvidia.com.crd.yaml")
 HOSTS = Path("/etc/hosts")
 

@@ -1,5 +1,7 @@
 """Per-run certificates for the local cluster: a CA, the API server's serving cert, an admin client cert,
-the service-account key pair and one serving cert for the webhook servers (Kueue, JobSet), all for 127.0.0.1."""
+the service-account key pair, one serving cert for the webhook servers (Kueue, JobSet), all for 127.0.0.1, and the
+aggregator's front-proxy client cert (with which the API server calls an aggregated API such as Kueue's visibility
+server)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 _VALID = datetime.timedelta(days=2)
+#: The common name the API server's ``--requestheader-allowed-names`` accepts (kubeadm's).
+FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
 def _key() -> ec.EllipticCurvePrivateKey:
@@ -47,6 +51,8 @@ class Pki:
     sa_key: Path
     webhook_crt: Path
     webhook_key: Path
+    proxy_crt: Path
+    proxy_key: Path
 
     @property
     def ca_pem(self) -> bytes:
@@ -126,6 +132,7 @@ def make_pki(directory: Path) -> Pki:
     )
     admin_crt, admin_key = leaf("aiperf-kueue-e2e-admin", org="system:masters", server=False)
     hook_crt, hook_key = leaf("webhooks", dns=("localhost",), ips=("127.0.0.1",), server=True)
+    proxy_crt, proxy_key = leaf(FRONT_PROXY_CLIENT, server=False)
     sa = _key()
     sa_pub = sa.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -141,4 +148,6 @@ def make_pki(directory: Path) -> Pki:
         sa_key=write("sa.key", _key_pem(sa)),
         webhook_crt=write("webhook.crt", hook_crt),
         webhook_key=write("webhook.key", hook_key),
+        proxy_crt=write("front-proxy-client.crt", proxy_crt),
+        proxy_key=write("front-proxy-client.key", proxy_key),
     )
