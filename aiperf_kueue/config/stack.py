@@ -44,9 +44,8 @@ class StackConfig(Model):
 
     warnings: Literal["allow", "error"] = "allow"
     """``aiperf-kueue:warnings``: ``allow`` (default) prints the plan's warnings and goes on;
-    ``error`` makes each one a config error, so ``plan`` exits 2 and ``pulumi up`` stops before
-    registering anything. For stacks whose pull requests must stay warning-free; the test suite
-    checks such stacks for warnings as it checks the shipped examples."""
+    ``error`` makes each one a config error (``plan`` exits 2, ``pulumi up`` registers nothing),
+    for stacks whose pull requests must stay warning-free."""
 
 
 #: The config keys, as written in stack files (without the ``aiperf-kueue:`` prefix).
