@@ -12,6 +12,8 @@ What each stack proves:
 - the engine registered what the offline plan registered: the same resources (type, name, parent), inputs and
   options, compared with ``resources.json`` of ``aiperf-kueue plan`` on the same stack file (the charts' own
   children exist only in the engine: the offline plan never renders a chart);
+- each chart renders through the real provider as the plan's ``charts.yaml`` says: its release name and namespace,
+  and exactly the CRDs of its Go module's ``config/components/crd/bases``;
 - every CRD the charts install is protected in the exported state, and ``pulumi destroy`` is refused while they are;
 - with protection lifted, ``pulumi destroy`` completes and leaves no namespace or queue behind.
 """
@@ -25,8 +27,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.e2e.cluster import _deadline_loop
+from tests.e2e.cluster import _deadline_loop, module_dir
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
 from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
 
@@ -130,6 +133,50 @@ def test_engine_registers_what_the_offline_plan_registers(engine: EngineRun, rep
         + "; ".join(f"{k} ({len(v)})" for k, v in sorted(exceptions.items()))
     )
     assert differences == {}
+
+
+#: Namespaced objects a chart puts outside its release namespace on purpose: Kueue's RoleBinding to
+#: ``extension-apiserver-authentication-reader``, which an aggregated API server (its visibility API) needs.
+OUTSIDE_RELEASE_NAMESPACE = {("kueue", "RoleBinding", "kube-system")}
+
+
+def _module_crds(module: str) -> set[str]:
+    bases = module_dir(module) / "config" / "components" / "crd" / "bases"
+    return {yaml.safe_load(path.read_text())["metadata"]["name"] for path in bases.glob("*.yaml")}
+
+
+def test_charts_render_as_the_plan_says(engine: EngineRun, report: Report) -> None:
+    state = _state_resources(engine)
+    charts = {r["urn"].rsplit("::", 1)[1]: r["urn"] for r in state if r["type"] == "kubernetes:helm.sh/v4:Chart"}
+    assert sorted(charts) == ["jobset-chart", "kueue-chart"]
+    seen = {}
+    for key, module in (("kueue", KUEUE_MODULE), ("jobset", JOBSET_MODULE)):
+        planned = engine.plan.charts[key]
+        children = [r for r in state if r.get("parent") == charts[f"{key}-chart"]]
+        metadata = [((r.get("outputs") or {}).get("metadata") or {}, r["type"].rsplit(":", 1)[1]) for r in children]
+        namespaces = {
+            (kind, meta["namespace"])
+            for meta, kind in metadata
+            if meta.get("namespace") and (key, kind, meta["namespace"]) not in OUTSIDE_RELEASE_NAMESPACE
+        }
+        instances = {(meta.get("labels") or {}).get("app.kubernetes.io/instance") for meta, _ in metadata}
+        crds = {meta["name"] for meta, kind in metadata if kind == "CustomResourceDefinition"}
+        seen[key] = {
+            "namespaces": {ns for _, ns in namespaces},
+            # JobSet's chart ships its CRD from crds/ without the chart's labels.
+            "instances": instances - {None},
+            "crds": crds,
+        }
+        assert seen[key] == {
+            "namespaces": {planned["namespace"]},
+            "instances": {planned["release"]},
+            "crds": _module_crds(module),
+        }
+    report.checks[f"charts render as planned {engine.name}"] = ", ".join(
+        f"{key}: release {engine.plan.charts[key]['release']} in {engine.plan.charts[key]['namespace']}, "
+        f"{len(v['crds'])} CRDs"
+        for key, v in seen.items()
+    )
 
 
 def test_chart_crds_are_protected_in_state(engine: EngineRun, report: Report) -> None:
