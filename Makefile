@@ -1,6 +1,8 @@
 # `make plan`: set everything up, then plan the dev stack offline.
 # `make test`: set everything up, then lint, type-check, check the import layers and run the tests.
-# `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes).
+# `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes), then
+#   `make bench-engine`: pulumi up and preview on the real engine next to kubectl apply, on local clusters inside
+#   e2e/sandbox.sh (about an hour on 2 cores; BENCH_ENGINE_ARGS="--sizes 10 --no-prod" for a quick look).
 # `make e2e`: build the e2e binaries from their Go modules (cached outside the repo), then run the end-to-end
 #   suite against local real clusters (STACKS="path/a.yaml path/b.yaml" for other stack files).
 # `make oracle`: the released AIPerf operator in its own cached virtualenv (AIPERF_VENV), for the
@@ -16,7 +18,7 @@ AIPERF_VENV ?= $(HOME)/.cache/aiperf-kueue/venvs/aiperf-$(AIPERF_VERSION)
 AIPERF_STAMP := $(AIPERF_VENV)/.installed-$(shell sha256sum requirements-aiperf.txt | cut -c1-16)
 export AIPERF_VENV
 
-.PHONY: setup plan test lint upstream bench fuzz clean oracle e2e e2e-build
+.PHONY: setup plan test lint upstream bench bench-engine fuzz clean oracle e2e e2e-build
 
 setup: $(VENV)/.installed
 
@@ -65,6 +67,12 @@ test: lint upstream oracle
 
 bench: setup
 	$(BIN)/python -m aiperf_kueue.bench
+	$(MAKE) --no-print-directory bench-engine
+
+# Never run by CI: times on a shared machine say little, and nothing asserts them.
+BENCH_ENGINE_ARGS ?=
+bench-engine: setup upstream oracle e2e-build
+	e2e/sandbox.sh $(BIN)/python -m tests.e2e.bench_engine $(BENCH_ENGINE_ARGS)
 
 FUZZ_CASES ?= 10000
 fuzz: setup

@@ -1,0 +1,471 @@
+"""``python -m tests.e2e.bench_engine``: the program under the real Pulumi engine on the local cluster, timed.
+
+The second half of ``make bench`` (the first, :mod:`aiperf_kueue.bench`, is offline). It runs inside
+``e2e/sandbox.sh`` with the e2e harness: the CLI and provider built from source (:mod:`tests.e2e.engine`), a fresh
+local control plane per measurement (:mod:`tests.e2e.cluster`), the Kueue and JobSet charts installed by ``pulumi up``
+and their controllers run by :class:`~tests.e2e.charts.ChartControllers`, and the released AIPerf operator as a
+process (:mod:`tests.e2e.operator`).
+
+``prod`` first (the committed stack with the e2e's changes: local chart paths, no operator chart), on its own fresh
+cluster: repeated offline plans of the stack file, ``pulumi up`` from empty with the time to the first benchmark
+admitted, then repeated no-change ``pulumi preview`` runs.
+
+Then per fleet size (10, 100 and 1,000 benchmark namespaces over three ClusterQueues, one AIPerfJob per
+ClusterQueue), on one fresh cluster, in this order:
+
+1. ``aiperf-kueue plan`` of the stack file (a fresh process, as users run it): the offline plan's time;
+2. ``pulumi up`` of the same stack with no benchmark namespaces (the *platform*: namespaces of the installs, both
+   charts, the readiness gate, flavors, cohort, ClusterQueues, priority classes), from empty;
+3. ``kubectl apply --server-side -f manifests.yaml`` of the plan of step 1 (the harness's kubectl, one process): the
+   platform's objects again, unchanged, and every benchmark namespace's objects and the jobs, created;
+4. the benchmark namespaces deleted and waited for (the cluster back to the platform alone);
+5. ``pulumi up`` of the whole stack with the engine's per-step checkpoints off (``PULUMI_SKIP_CHECKPOINTS``: only
+   the final state is written), then ``pulumi preview --expect-no-changes``;
+6. back to the platform (``pulumi up`` of the platform stack, checkpoints off) and step 4 again;
+7. ``pulumi up`` of the whole stack as users run it, checkpoints on, stopped after ``--up-cap`` seconds as a Ctrl-C
+   stops it (the engine finishes the steps in flight and writes the state); a stopped update's total is
+   extrapolated by :func:`~tests.e2e.bench_report.extrapolate` and labelled so.
+
+So steps 3, 5 and 7 create the same objects on the same API server, and 5 against 7 is what the checkpoints cost.
+During each, a watch on Kueue's Workloads records when the first benchmark is admitted (the operator makes the
+JobSet, Kueue admits its Workload).
+
+Engine figures come from the engine's own events (:class:`~tests.e2e.engine.EngineRun` records the time of each
+resource's pre-step and outputs events), see :func:`~tests.e2e.bench_report.step_stats`.
+
+Writes the ``realEngine`` section of ``aiperf_kueue/bench/results.json`` (the offline sections are kept) and prints
+a table. Times are wall-clock seconds; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pulumi import automation as auto
+
+from aiperf_kueue.bench import fleet
+from aiperf_kueue.bench.__main__ import DEFAULT_JSON, machine
+from tests.e2e.bench_report import (
+    extrapolate,
+    marginal,
+    op_counts,
+    phases,
+    step_stats,
+    table,
+    targets,
+    up_seconds,
+    write_section,
+)
+from tests.e2e.bench_watch import AdmissionWatch, UpCap, UserSecrets
+from tests.e2e.charts import ChartControllers
+from tests.e2e.cluster import LocalCluster, _deadline_loop
+from tests.e2e.conftest import BUILD, DEFAULT_AIPERF_VENV, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT
+from tests.e2e.engine import PROJECT, Engine, EngineRun, e2e_config
+from tests.e2e.nodes import create_nodes, declared_pools, node_objects
+from tests.e2e.operator import install_aiperf_crds, resolve_to_loopback, start_operator, stop_operator
+from tests.e2e.stackrun import CLI, Plan, load_plan, operator_env
+
+BENCH = OUT / "bench"
+DEFAULT_SIZES = (10, 100, 1000)
+CLUSTER_QUEUES = 3
+
+
+# --- stacks ------------------------------------------------------------------------------------------------------
+
+
+def fleet_config(namespaces: int) -> dict[str, Any]:
+    """Stack config (``aiperf-kueue:`` keys) of ``namespaces`` benchmark namespaces over three ClusterQueues, with one
+    AIPerfJob in each of the first namespaces (one per ClusterQueue). The jobs read no Secret: the operator's
+    preflight would fail a job whose Secret does not exist yet, and none can exist before its namespace."""
+    values = fleet.fleet_values(fleet.FleetSize(CLUSTER_QUEUES, namespaces, 1, 0))
+    jobs = []
+    for job in values["jobs"][: min(namespaces, CLUSTER_QUEUES)]:
+        spec = {k: v for k, v in job["spec"].items() if k != "podTemplate"}
+        jobs.append({**job, "spec": spec})
+    values["jobs"] = jobs
+    values["sweeps"] = []
+    return {f"{PROJECT}:{key}": value for key, value in values.items()}
+
+
+def write_stack_file(path: Path, config: Mapping[str, Any]) -> Path:
+    """``path`` holding ``config: ...`` (the form the offline plan and the e2e's :func:`e2e_config` read)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"config": dict(config)}, sort_keys=False))
+    return path
+
+
+def timed_plan(stack_file: Path, out: Path) -> tuple[float, Plan]:
+    """``aiperf-kueue plan STACK --out DIR`` in a fresh process, as users run it: its wall time and the plan."""
+    started = time.monotonic()
+    result = subprocess.run(
+        [str(CLI), "plan", str(stack_file), "--out", str(out)], capture_output=True, text=True, timeout=900, cwd=ROOT
+    )
+    seconds = time.monotonic() - started
+    if result.returncode != 0:
+        raise RuntimeError(f"plan {stack_file} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return seconds, load_plan(out)
+
+
+# --- one measurement -----------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def fresh_cluster(name: str, binaries: Mapping[str, str]) -> Iterator[LocalCluster]:
+    """A fresh control plane (no Kueue, no JobSet: ``pulumi up`` installs their charts) with the AIPerf CRDs."""
+    workdir = BENCH / "clusters" / name
+    shutil.rmtree(workdir, ignore_errors=True)
+    cluster = LocalCluster(binaries, workdir, kueue_module=KUEUE_MODULE, jobset_module=JOBSET_MODULE)
+    try:
+        cluster.start(controllers=False)
+        install_aiperf_crds(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@contextmanager
+def engine_on(
+    name: str, cluster: LocalCluster, binaries: Mapping[str, str], config: dict[str, Any], plan: Plan
+) -> Iterator[EngineRun]:
+    """A new stack ``name`` with ``config``, and the charts' controllers running."""
+    engine = Engine(binaries, BENCH / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    work = engine.project_dir(name, config)
+    stack = engine.stack(name, work)
+    with ChartControllers(cluster) as controllers:
+        yield EngineRun(name, cluster, engine, work, stack, controllers, plan, config)
+        if controllers.errors:
+            raise RuntimeError(f"chart controllers: {controllers.errors}")
+
+
+def _up(run: EngineRun, what: str) -> tuple[float, auto.UpResult]:
+    started = time.monotonic()
+    result = run.up()
+    seconds = time.monotonic() - started
+    if result.summary.result != "succeeded":
+        raise RuntimeError(f"pulumi up ({what}) {result.summary.result}:\n{result.stderr}")
+    return seconds, result
+
+
+def _preview(run: EngineRun) -> dict[str, Any]:
+    """A no-change ``pulumi preview``: its time, where it went, and per resource type how long its steps took."""
+    started = time.monotonic()
+    result = run.preview(expect_no_changes=True)
+    ended = time.monotonic()
+    changes = op_counts(result.change_summary)
+    if set(changes) != {"same"}:
+        raise RuntimeError(f"preview found changes: {changes}\n{result.stdout}")
+    stats = step_stats(run.events, same=True)
+    return {
+        "seconds": ended - started,
+        "same": changes["same"],
+        "phases": phases(stats, started, ended),
+        "engine": stats,
+    }
+
+
+def _manifest_objects(plan: Plan) -> list[tuple[str, str | None, str]]:
+    return [
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"])
+        for d in yaml.safe_load_all((plan.dir / "manifests.yaml").read_text())
+        if d
+    ]
+
+
+def _clear_namespaces(cluster: LocalCluster, names: set[str], timeout: float = 3600) -> float:
+    """Delete the benchmark namespaces and wait until they are gone: the cluster holds the platform alone again.
+    Returns the seconds it took."""
+    started = time.monotonic()
+    cluster.kubectl("delete", "namespace", *sorted(names), "--wait=false", "--ignore-not-found", timeout=600)
+    for _ in _deadline_loop(f"{len(names)} deleted namespaces to be gone", timeout, interval=2):
+        left = {n["metadata"]["name"] for n in cluster.get_json("namespaces")["items"]} & names
+        if not left:
+            break
+    return time.monotonic() - started
+
+
+def _operator(cluster: LocalCluster, plan: Plan, venv: Path) -> None:
+    jobs = [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
+    resolve_to_loopback(u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", []))
+    start_operator(cluster, venv, operator_env(plan), cluster.dir)
+
+
+def _echo(message: str) -> None:
+    print(f"  [{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def _measured_up(
+    run: EngineRun, cluster: LocalCluster, what: str, admission_timeout: float, cap: float | None = None
+) -> dict[str, Any]:
+    """``pulumi up`` with the admission watch: its time, the engine's step statistics, the first admission. Stopped
+    at ``cap`` seconds, it reports what it completed (``stopped``) and how fast."""
+    stopped = False
+    with AdmissionWatch(cluster) as watch, UpCap(cap) as up_cap:
+        started = time.monotonic()
+        try:
+            _, result = _up(run, what)
+            changes = op_counts(result.summary.resource_changes)
+        except auto.CommandError:
+            if not up_cap.fired:
+                raise
+            stopped, changes = True, {}
+        ended = time.monotonic()
+        if not stopped:
+            watch.wait(admission_timeout)
+    seconds = ended - started
+    stats = step_stats(run.events)
+    # Steps that finished: every create of a completed update, the completed ones of a stopped update.
+    created = stats["steps"] if stopped else changes.get("create", 0)
+    return {
+        "seconds": seconds,
+        "stopped": stopped,
+        "changes": changes,
+        "created": created,
+        "perCreatedResourceMs": 1000 * seconds / created if created else None,
+        "firstAdmittedSeconds": watch.seconds(),
+        "firstAdmitted": watch.first[1] if watch.first else None,
+        "stateBytes": state_bytes(run),
+        "phases": phases(stats, started, ended),
+        "engine": stats,
+    }
+
+
+def state_bytes(run: EngineRun) -> int:
+    """Size of the stack's state file in the local backend (what each checkpoint writes in full)."""
+    return (run.engine.state / ".pulumi" / "stacks" / PROJECT / f"{run.name}.json").stat().st_size
+
+
+@contextmanager
+def skip_checkpoints(run: EngineRun) -> Iterator[None]:
+    """The engine writes only the final state, not a checkpoint per step (``PULUMI_SKIP_CHECKPOINTS``)."""
+    workspace = run.stack.workspace
+    before = dict(workspace.env_vars)
+    workspace.env_vars = {**before, "PULUMI_SKIP_CHECKPOINTS": "true"}
+    try:
+        yield
+    finally:
+        workspace.env_vars = before
+
+
+def _kubectl_apply(cluster: LocalCluster, plan: Plan, objects: int, admission_timeout: float) -> dict[str, Any]:
+    with AdmissionWatch(cluster) as watch:
+        started = time.monotonic()
+        cluster.kubectl("apply", "--server-side", "-f", str(plan.dir / "manifests.yaml"), timeout=3600)
+        seconds = time.monotonic() - started
+        watch.wait(admission_timeout)
+    return {
+        "seconds": seconds,
+        "objects": objects,
+        "perObjectMs": 1000 * seconds / objects,
+        "firstAdmittedSeconds": watch.seconds(),
+        "firstAdmitted": watch.first[1] if watch.first else None,
+    }
+
+
+def bench_size(
+    namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float, up_cap: float | None
+) -> dict[str, Any]:
+    """Steps 1 to 7 of the module docstring for one fleet size, on one fresh cluster."""
+    name = f"bench-{namespaces}"
+    full_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces))
+    base_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}-platform.yaml", fleet_config(0))
+    full = e2e_config(full_file, KUEUE_MODULE, JOBSET_MODULE)
+    platform = e2e_config(base_file, KUEUE_MODULE, JOBSET_MODULE)
+    # The offline plan of exactly the stack file pulumi reads (local chart paths, no operator chart).
+    planned = write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", full)
+    plan_seconds, plan = timed_plan(planned, BENCH / "plans" / name)
+    objects = _manifest_objects(plan)
+    bench_namespaces = {n for kind, _, n in objects if kind == "Namespace" and n.startswith("bench-")}
+    out: dict[str, Any] = {
+        "namespaces": namespaces,
+        "clusterQueues": CLUSTER_QUEUES,
+        "jobs": len(full[f"{PROJECT}:jobs"]),
+        "planResources": len(plan.resources),
+        "manifestObjects": len(objects),
+        "offlinePlan": plan_seconds,
+    }
+    _echo(f"{name}: offline plan {plan_seconds:.1f} s, {len(plan.resources)} resources, {len(objects)} objects")
+    with fresh_cluster(name, binaries) as cluster:
+        create_nodes(cluster, node_objects(declared_pools(full_file)))
+        _operator(cluster, plan, venv)
+        with engine_on(name, cluster, binaries, platform, plan) as run:
+            seconds, result = _up(run, "platform")
+            out["platformUp"] = {
+                "seconds": seconds,
+                "changes": op_counts(result.summary.resource_changes),
+                "stateBytes": state_bytes(run),
+            }
+            _echo(f"{name}: platform up {seconds:.1f} s")
+
+            out["kubectlApply"] = kubectl = _kubectl_apply(cluster, plan, len(objects), admission_timeout)
+            _echo(f"{name}: kubectl apply {kubectl['seconds']:.1f} s; first admitted after "
+                  f"{kubectl['firstAdmittedSeconds']}")
+            out["namespaceCleanupSeconds"] = _clear_namespaces(cluster, bench_namespaces)
+            _echo(f"{name}: namespaces deleted in {out['namespaceCleanupSeconds']:.1f} s")
+
+            run.set_config(full)
+            with skip_checkpoints(run):
+                out["pulumiUpSkipCheckpoints"] = skip = _measured_up(run, cluster, "no checkpoints", admission_timeout)
+            out["finalStateBytes"] = state_bytes(run)
+            _echo(f"{name}: pulumi up without checkpoints {skip['seconds']:.1f} s ({skip['created']} created); "
+                  f"first admitted after {skip['firstAdmittedSeconds']}")
+            out["noChangePreview"] = preview = _preview(run)
+            out["previewOverPlan"] = preview["seconds"] / plan_seconds
+            _echo(f"{name}: no-change preview {preview['seconds']:.1f} s ({preview['same']} same)")
+
+            run.set_config(platform)
+            with skip_checkpoints(run):
+                seconds, result = _up(run, "platform again")
+            out["pulumiRemoveSkipCheckpoints"] = {
+                "seconds": seconds, "changes": op_counts(result.summary.resource_changes),
+            }
+            # The benchmark namespaces (and the jobs in them) are retained on delete: gone only by hand.
+            out["namespaceCleanupSeconds2"] = _clear_namespaces(cluster, bench_namespaces)
+            _echo(f"{name}: back to the platform in {seconds:.1f} s, namespaces deleted in "
+                  f"{out['namespaceCleanupSeconds2']:.1f} s")
+
+            run.set_config(full)
+            out["pulumiUp"] = up = _measured_up(run, cluster, "checkpoints", admission_timeout, up_cap)
+            _finish_size(out)
+            _echo(f"{name}: pulumi up {up['seconds']:.1f} s ({up['created']} created"
+                  f"{', STOPPED at the cap' if up['stopped'] else ''}); first admitted after "
+                  f"{up['firstAdmittedSeconds']}")
+        stop_operator(cluster)
+    return out
+
+
+def _finish_size(out: dict[str, Any]) -> None:
+    """The ratios of one size, and the extrapolation of a stopped update."""
+    up, skip, kubectl = out["pulumiUp"], out["pulumiUpSkipCheckpoints"], out["kubectlApply"]["seconds"]
+    if up["stopped"]:
+        rate = up["engine"]["lastWindowStepsPerSecond"]
+        up["extrapolation"] = extrapolate(
+            up["seconds"], up["created"], skip["created"], rate, up["stateBytes"], out["finalStateBytes"]
+        )
+    seconds, _ = up_seconds(out)
+    out["upOverKubectl"] = seconds / kubectl
+    out["skipCheckpointsUpOverKubectl"] = skip["seconds"] / kubectl
+    # What the engine spends on each step's checkpoint (the whole state rewritten): the same creates with and
+    # without; for a stopped update, the average over the steps it completed.
+    out["checkpointMsPerStep"] = (
+        up["perCreatedResourceMs"] - skip["perCreatedResourceMs"]
+        if up["perCreatedResourceMs"] and skip["perCreatedResourceMs"]
+        else None
+    )
+
+
+def bench_prod(binaries: Mapping[str, str], venv: Path, repeat: int, admission_timeout: float) -> dict[str, Any]:
+    """``prod`` on a fresh cluster: ``repeat`` offline plans, up from empty (and the first admission), then
+    ``repeat`` no-change previews."""
+    source = ROOT / "stacks" / "Pulumi.prod.yaml"
+    config = e2e_config(source, KUEUE_MODULE, JOBSET_MODULE)
+    planned = write_stack_file(BENCH / "planned" / "Pulumi.prod.yaml", config)
+    plans = [timed_plan(planned, BENCH / "plans" / "prod") for _ in range(repeat)]
+    plan = plans[-1][1]
+    out: dict[str, Any] = {
+        "stackFile": "stacks/Pulumi.prod.yaml (e2e: local chart paths, operator.install false)",
+        "planResources": len(plan.resources),
+        "offlinePlan": {"runs": [s for s, _ in plans], "median": statistics.median(s for s, _ in plans)},
+    }
+    _echo(f"prod: offline plan {out['offlinePlan']['median']:.1f} s (median of {repeat})")
+    with fresh_cluster("prod", binaries) as cluster:
+        create_nodes(cluster, node_objects(declared_pools(source)))
+        _operator(cluster, plan, venv)
+        with engine_on("prod", cluster, binaries, config, plan) as run:
+            with UserSecrets(cluster, plan):
+                out["upFromEmpty"] = up = _measured_up(run, cluster, "prod", admission_timeout)
+            _echo(f"prod: up from empty {up['seconds']:.1f} s; first admitted after {up['firstAdmittedSeconds']}")
+            previews = [_preview(run) for _ in range(repeat)]
+            out["noChangePreview"] = {
+                "runs": [p["seconds"] for p in previews],
+                "median": statistics.median(p["seconds"] for p in previews),
+                "same": previews[-1]["same"],
+                "phases": [p["phases"] for p in previews],
+                "engine": previews[-1]["engine"],
+            }
+            _echo(f"prod: no-change preview {out['noChangePreview']['median']:.1f} s (median of {repeat})")
+        stop_operator(cluster)
+    out["previewOverPlan"] = out["noChangePreview"]["median"] / out["offlinePlan"]["median"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point."""
+    parser = argparse.ArgumentParser(prog="python -m tests.e2e.bench_engine", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="benchmark namespaces per fleet")
+    parser.add_argument("--repeat", type=int, default=3, help="prod's no-change previews and offline plans")
+    parser.add_argument(
+        "--up-cap", type=float, default=600, help="seconds after which the checkpointed pulumi up is stopped (0: none)"
+    )
+    parser.add_argument("--no-prod", action="store_true", help="skip the prod measurements")
+    parser.add_argument("--admission-timeout", type=float, default=180, help="seconds to wait for an admission")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    args = parser.parse_args(argv)
+    manifest = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
+    if not manifest.is_file():
+        raise SystemExit(f"{manifest} not found: run `make e2e-build` first")
+    binaries: dict[str, str] = json.loads(manifest.read_text())["binaries"]
+    venv = Path(os.environ.get("AIPERF_VENV") or DEFAULT_AIPERF_VENV)
+    if not (venv / "bin" / "kopf").is_file():
+        raise SystemExit(f"no AIPerf operator virtualenv at {venv}: run `make oracle` first")
+    load_before = os.getloadavg()
+    started = time.monotonic()
+    prod = None if args.no_prod else bench_prod(binaries, venv, max(1, args.repeat), args.admission_timeout)
+    sizes = [
+        bench_size(int(n), binaries, venv, args.admission_timeout, args.up_cap or None)
+        for n in args.sizes.split(",")
+        if n.strip()
+    ]
+    report: dict[str, Any] = {
+        "measuredAt": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {**machine(), "loadAverageBefore": load_before, "loadAverageAfter": os.getloadavg()},
+        "versions": {
+            "pulumiCli": BUILD.PULUMI_CLI,
+            "pulumi-resource-kubernetes": BUILD.PULUMI_KUBERNETES,
+            "kubernetes": BUILD.KUBERNETES,
+            "kueue": BUILD.KUEUE,
+            "jobset": BUILD.JOBSET,
+        },
+        "method": {
+            "cluster": "a fresh local control plane for prod and one per fleet size (tests/e2e/cluster.py)",
+            "order": "prod: offline plans, up from empty, no-change previews; per size: offline plan; platform up "
+            "from empty; kubectl apply --server-side of manifests.yaml; benchmark namespaces deleted; pulumi up of "
+            "the whole stack without checkpoints; no-change preview; back to the platform; namespaces deleted; "
+            "pulumi up of the whole stack with checkpoints, stopped at upCapSeconds",
+            "engine": "Automation API (pulumi up --skip-preview), inline program running __main__.py in the bench "
+            "process; local file backend; passphrase secrets; the CLI's default parallelism",
+            "admitted": "seconds from the command's start to the first Workload with status.admission "
+            "(kubectl watch)",
+            "upCapSeconds": args.up_cap or None,
+        },
+        "totalSeconds": time.monotonic() - started,
+        "prod": prod,
+        "sizes": sizes,
+    }
+    report["marginal"] = marginal(sizes)
+    report["targets"] = targets(sizes, prod)
+    m = report["machine"]
+    print(
+        f"aiperf-kueue bench, real engine: {m['cores']} cores ({m['cpu'] or 'unknown CPU'}), load "
+        f"{load_before[0]:.1f} before, pulumi {BUILD.PULUMI_CLI}, pulumi-resource-kubernetes {BUILD.PULUMI_KUBERNETES}"
+    )
+    for line in table(report):
+        print(line)
+    write_section(args.json, report)
+    print(f"\nWrote the realEngine section of {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
