@@ -2,7 +2,7 @@
 # `make test`: set everything up, then lint, type-check, check the import layers and run the tests.
 # `make bench`: the program at ~100, 1,000 and 10,000 resources next to the SDK's floor (a few minutes), then
 #   `make bench-engine`: pulumi up and preview on the real engine next to kubectl apply, on local clusters inside
-#   e2e/sandbox.sh (about an hour on 2 cores; BENCH_ENGINE_ARGS="--sizes 10 --no-prod" for a quick look).
+#   e2e/sandbox.sh (about 40 minutes on 2 cores; BENCH_ENGINE_ARGS="--sizes 10 --no-prod" for a quick look).
 # `make e2e`: build the e2e binaries from their Go modules (cached outside the repo), then run the end-to-end
 #   suite against local real clusters (STACKS="path/a.yaml path/b.yaml" for other stack files).
 # `make oracle`: the released AIPerf operator in its own cached virtualenv (AIPERF_VENV), for the
