@@ -66,6 +66,10 @@ def _get(cluster: LocalCluster, *args: str) -> dict[str, Any] | None:
     return dict(json.loads(result.stdout))
 
 
+#: Consecutive failed passes of the watcher that count as an error.
+FAILED_PASSES = 3
+
+
 class ChartControllers:
     """Watches for the charts' Deployments and runs their controllers; stop() ends everything it started."""
 
@@ -113,12 +117,19 @@ class ChartControllers:
         return next(c for c in self.controllers if c.name == name)
 
     def _run(self) -> None:
+        failures: list[str] = []
         while not self._stop.is_set():
             try:
                 for c in self.controllers:
                     self._step(c)
+                failures.clear()
             except Exception as exc:
-                self.errors.append(f"{type(exc).__name__}: {exc}")
+                # One failed pass is retried: spawning kubectl from this thread has failed once with EFAULT
+                # ("[Errno 14] Bad address") while the API server was healthy. A step that keeps failing is the
+                # harness's or the cluster's fault and fails the test.
+                failures.append(f"{type(exc).__name__}: {exc}")
+                if len(failures) == FAILED_PASSES:
+                    self.errors.append(f"{FAILED_PASSES} passes in a row failed: {failures}")
             time.sleep(0.5)
 
     def _pods(self, c: ChartController) -> list[dict[str, Any]]:
