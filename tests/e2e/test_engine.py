@@ -13,7 +13,7 @@ What each stack proves:
   options, compared with ``resources.json`` of ``aiperf-kueue plan`` on the same stack file (the charts' own
   children exist only in the engine: the offline plan never renders a chart);
 - each chart renders through the real provider as the plan's ``charts.yaml`` says: its release name and namespace,
-  and exactly the CRDs of its Go module's ``config/components/crd/bases``;
+  and exactly the CRDs of its Go module's ``config/components/crd``;
 - every CRD the charts install is protected in the exported state, and ``pulumi destroy`` is refused while they are;
 - with protection lifted, ``pulumi destroy`` completes and leaves no namespace or queue behind.
 """
@@ -27,9 +27,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.e2e.cluster import _deadline_loop, module_dir
+from tests.e2e.cluster import _deadline_loop
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
 from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
 
@@ -140,17 +139,14 @@ def test_engine_registers_what_the_offline_plan_registers(engine: EngineRun, rep
 OUTSIDE_RELEASE_NAMESPACE = {("kueue", "RoleBinding", "kube-system")}
 
 
-def _module_crds(module: str) -> set[str]:
-    bases = module_dir(module) / "config" / "components" / "crd" / "bases"
-    return {yaml.safe_load(path.read_text())["metadata"]["name"] for path in bases.glob("*.yaml")}
-
-
 def test_charts_render_as_the_plan_says(engine: EngineRun, report: Report) -> None:
     state = _state_resources(engine)
     charts = {r["urn"].rsplit("::", 1)[1]: r["urn"] for r in state if r["type"] == "kubernetes:helm.sh/v4:Chart"}
     assert sorted(charts) == ["jobset-chart", "kueue-chart"]
+    # The CRDs the harness itself installs from the same modules (their kustomizations list them).
+    module_crds = {"kueue": engine.cluster.kueue_crds(), "jobset": engine.cluster.jobset_crds()}
     seen = {}
-    for key, module in (("kueue", KUEUE_MODULE), ("jobset", JOBSET_MODULE)):
+    for key, crd_objects in module_crds.items():
         planned = engine.plan.charts[key]
         children = [r for r in state if r.get("parent") == charts[f"{key}-chart"]]
         metadata = [((r.get("outputs") or {}).get("metadata") or {}, r["type"].rsplit(":", 1)[1]) for r in children]
@@ -170,7 +166,7 @@ def test_charts_render_as_the_plan_says(engine: EngineRun, report: Report) -> No
         assert seen[key] == {
             "namespaces": {planned["namespace"]},
             "instances": {planned["release"]},
-            "crds": _module_crds(module),
+            "crds": {crd["metadata"]["name"] for crd in crd_objects},
         }
     report.checks[f"charts render as planned {engine.name}"] = ", ".join(
         f"{key}: release {engine.plan.charts[key]['release']} in {engine.plan.charts[key]['namespace']}, "
