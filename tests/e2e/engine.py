@@ -181,9 +181,14 @@ class EngineRun:
         return self.stack.preview(on_event=self._event, color="never", **kwargs)
 
     def up(self, **kwargs: Any) -> auto.UpResult:
-        """``pulumi up`` with engine events recorded."""
+        """``pulumi up`` with engine events recorded; a failed one raises with what the chart watcher saw last
+        (the end of a CI log is often all there is to read)."""
         self.events = []
-        return self.stack.up(on_event=self._event, color="never", **kwargs)
+        try:
+            return self.stack.up(on_event=self._event, color="never", **kwargs)
+        except auto.CommandError as exc:
+            exc.args = (f"{exc}\n--- the harness at the failure ---\n{self.controllers.describe()}",)
+            raise
 
     def _event(self, event: auto.EngineEvent) -> None:
         record = None

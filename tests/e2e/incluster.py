@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from tests.e2e.cluster import LocalCluster, _deadline_loop
+from tests.e2e.kube import Kube
 from tests.e2e.nodes import ready_status
 
 HOST_NODE = "e2e-control-plane"
@@ -45,17 +46,11 @@ def _host_node(cluster: LocalCluster) -> None:
     cluster.kubectl("taint", "node", HOST_NODE, "node.kubernetes.io/not-ready:NoSchedule-")
 
 
-def _run_pod(cluster: LocalCluster, namespace: str, pod: dict[str, Any]) -> None:
+def _run_pod(kube: Kube, namespace: str, pod: dict[str, Any]) -> None:
     """Play the scheduler and the kubelet for one pod: bind it, then report it Running and Ready."""
     name = pod["metadata"]["name"]
     if not pod["spec"].get("nodeName"):
-        binding = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": name, "namespace": namespace},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": HOST_NODE},
-        }
-        cluster.kubectl("create", "-f", "-", input=json.dumps(binding))
+        kube.bind(namespace, name, HOST_NODE)
     now = "2026-01-01T00:00:00Z"
     containers = [
         {
@@ -81,10 +76,7 @@ def _run_pod(cluster: LocalCluster, namespace: str, pod: dict[str, Any]) -> None
         ],
         "containerStatuses": containers,
     }
-    cluster.kubectl(
-        "patch", "pod", name, "-n", namespace, "--subresource=status", "--type=merge",
-        "-p", json.dumps({"status": status}),
-    )
+    kube.patch_pod_status(namespace, name, status)
 
 
 def present_kueue(
@@ -143,15 +135,21 @@ def start_kueue_pods(
 ) -> None:
     """Report the Deployment's pods Running and Ready; wait for Available and a ready webhook endpoint."""
     selector = "control-plane=controller-manager,app.kubernetes.io/name=kueue"
-    for _ in _deadline_loop(f"{namespace}/{deployment} to be Available with a ready endpoint", timeout, 0.5):
-        pods = cluster.get_json("pods", "-n", namespace, "-l", selector)["items"]
-        for pod in pods:
-            ready = [c for c in (pod.get("status") or {}).get("conditions", []) if c["type"] == "Ready"]
-            if not ready or ready[0]["status"] != "True":
-                _run_pod(cluster, namespace, pod)
-        dep = cluster.get_json("deployment", deployment, "-n", namespace)
-        available = [c for c in (dep.get("status") or {}).get("conditions", []) if c["type"] == "Available"]
-        slices = cluster.get_json("endpointslices", "-n", namespace, "-l", f"kubernetes.io/service-name={service}")
-        endpoints = [e for s in slices["items"] for e in s.get("endpoints") or [] if e["conditions"].get("ready")]
-        if available and available[0]["status"] == "True" and endpoints:
-            return
+    kube = Kube(cluster.kubeconfig)
+    try:
+        for _ in _deadline_loop(f"{namespace}/{deployment} to be Available with a ready endpoint", timeout, 0.5):
+            pods = cluster.get_json("pods", "-n", namespace, "-l", selector)["items"]
+            for pod in pods:
+                ready = [c for c in (pod.get("status") or {}).get("conditions", []) if c["type"] == "Ready"]
+                if not ready or ready[0]["status"] != "True":
+                    _run_pod(kube, namespace, pod)
+            dep = cluster.get_json("deployment", deployment, "-n", namespace)
+            available = [c for c in (dep.get("status") or {}).get("conditions", []) if c["type"] == "Available"]
+            slices = cluster.get_json(
+                "endpointslices", "-n", namespace, "-l", f"kubernetes.io/service-name={service}"
+            )
+            endpoints = [e for s in slices["items"] for e in s.get("endpoints") or [] if e["conditions"].get("ready")]
+            if available and available[0]["status"] == "True" and endpoints:
+                return
+    finally:
+        kube.close()
