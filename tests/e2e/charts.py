@@ -106,7 +106,9 @@ class ChartControllers:
     def stop(self) -> None:
         """Stop the watcher and the controller processes it started."""
         self._stop.set()
-        self._thread.join(30)
+        self._thread.join(120)
+        if self._thread.is_alive():
+            self.errors.append("the chart watcher did not stop within 120 s")
         for c in self.controllers:
             if c.process:
                 c.process.stop()
@@ -230,6 +232,8 @@ class ChartControllers:
         return None
 
     def _start(self, c: ChartController, deployment: Mapping[str, Any]) -> None:
+        if self._stop.is_set():
+            return  # stopping: a process started now would outlive stop()
         volumes = deployment["spec"]["template"]["spec"].get("volumes") or []
         config_map = next(v["configMap"]["name"] for v in volumes if "configMap" in v)
         cm = self.kube.config_map(c.namespace, config_map)

@@ -241,11 +241,15 @@ def engine_run(
     ready_early: frozenset[str] = frozenset(),
 ) -> Iterator[EngineRun]:
     """The stack's nodes on ``cluster``, its offline plan, and its stack with the charts' controllers running;
-    nothing is deployed yet."""
-    create_nodes(cluster, node_objects(declared_pools(stack_file)))
-    engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, provider_version)
-    work = engine.project_dir(name, config)
-    plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
-    stack = engine.stack(name, work)
-    with ChartControllers(cluster, delay_start=delay_start, ready_early=ready_early) as controllers:
-        yield EngineRun(name, cluster, engine, work, stack, controllers, plan, config)
+    nothing is deployed yet. On the way out, pass or fail, the controllers and then the cluster are stopped (a
+    cluster left running beside the next one only slows it down)."""
+    try:
+        create_nodes(cluster, node_objects(declared_pools(stack_file)))
+        engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, provider_version)
+        work = engine.project_dir(name, config)
+        plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
+        stack = engine.stack(name, work)
+        with ChartControllers(cluster, delay_start=delay_start, ready_early=ready_early) as controllers:
+            yield EngineRun(name, cluster, engine, work, stack, controllers, plan, config)
+    finally:
+        cluster.stop()

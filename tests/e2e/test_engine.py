@@ -52,7 +52,6 @@ def engine(
         report.checks[f"pulumi up {name}"] = f"{result.summary.resource_changes} in {run.timings['up']} s"
         yield run
         assert run.controllers.errors == []
-    cluster.stop()
 
 
 def test_no_change_preview_after_up(engine: EngineRun, report: Report) -> None:

@@ -31,7 +31,6 @@ def prod(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[Engi
         assert run.up().summary.result == "succeeded"
         yield run
         assert run.controllers.errors == []
-    cluster.stop()
 
 
 def _offline(base: Plan, head: Plan) -> dict[str, list[str]]:

@@ -48,7 +48,6 @@ def gated(new_cluster: ClusterFactory, binaries: dict[str, str], report: Report)
         run.on_event = None
         yield run
         assert run.controllers.errors == []
-    cluster.stop()
 
 
 def _at(run: EngineRun, op: str, urn_part: str) -> float:

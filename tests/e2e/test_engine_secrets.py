@@ -35,7 +35,6 @@ def secret_stack(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Itera
         assert LEAF not in run.stack_file.read_text()
         yield run
         assert run.controllers.errors == []
-    cluster.stop()
 
 
 def _everything_the_engine_keeps(run: EngineRun) -> str:
