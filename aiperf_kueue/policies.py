@@ -42,10 +42,10 @@ from pulumi_policy import (
 )
 from pydantic import ValidationError
 
-from aiperf_kueue import quantity
+from aiperf_kueue.common import quantity
+from aiperf_kueue.common.errors import PROJECT
 from aiperf_kueue.config import Inventory
-from aiperf_kueue.errors import PROJECT
-from aiperf_kueue.kueue import DEFAULT_LOCAL_QUEUE, QUEUE_NAME_LABEL
+from aiperf_kueue.upstream.kueue import DEFAULT_LOCAL_QUEUE, QUEUE_NAME_LABEL
 
 Report = Callable[..., None]
 """``report_violation(message, urn=None)``."""

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi.runtime import is_config_secret
 
-from aiperf_kueue.installs import HelmRelease
+from aiperf_kueue.installs.releases import HelmRelease
 from aiperf_kueue.providers.kubeconfig import is_kubeconfig_contents
 from components.readiness import KueueReadinessGate, KueueReadinessGateArgs
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 PVC_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
+SECRET_TYPE = "kubernetes:core/v1:Secret"
 _PROTECT = pulumi.ResourceOptions(protect=True)
 _RETAIN = pulumi.ResourceOptions(retain_on_delete=True)
+#: The charts render their webhook certificate Secrets empty and the controllers fill them (JobSet's and
+#: Kueue's internal cert management): that data is theirs, not drift.
+_CONTROLLER_DATA = pulumi.ResourceOptions(ignore_changes=["data"])
 
 
 # helm.v4.Chart manages its CRDs and PVCs as plain children, and Pulumi does not honour Helm's
@@ -45,9 +48,18 @@ def retain_volumes(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransfo
     return pulumi.ResourceTransformResult(args.props, pulumi.ResourceOptions.merge(args.opts, _RETAIN))
 
 
+def leave_cert_data(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """Leave a chart's webhook certificate Secret's ``data`` to the controller that writes it: a refresh then
+    sees no drift (else ``pulumi up --refresh`` replaces the Secret JobSet filled: found by make e2e)."""
+    if args.type_ != SECRET_TYPE or not args.name.endswith("webhook-server-cert"):
+        return None
+    return pulumi.ResourceTransformResult(args.props, pulumi.ResourceOptions.merge(args.opts, _CONTROLLER_DATA))
+
+
 def chart_transforms(protect_crds_too: bool) -> list[pulumi.ResourceTransform]:
-    """What keeps a chart's results: its PVCs always retained, its CRDs protected unless turned off."""
-    return [retain_volumes, *([protect_crds] if protect_crds_too else [])]
+    """What keeps a chart's results and its controllers' state: its PVCs always retained, its webhook
+    certificates left to the controllers, its CRDs protected unless turned off."""
+    return [retain_volumes, leave_cert_data, *([protect_crds] if protect_crds_too else [])]
 
 
 def _namespace(name: str, namespace: str, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
@@ -68,19 +80,22 @@ def _chart(name: str, release: HelmRelease, opts: pulumi.ResourceOptions) -> k8s
     )
 
 
-def _with_provider_cluster(gate: KueueReadinessGateArgs) -> KueueReadinessGateArgs:
+def with_provider_cluster(
+    gate: KueueReadinessGateArgs, provider: Mapping[str, Any], *, kubeconfig_secret: bool = False
+) -> KueueReadinessGateArgs:
     """Wait on the cluster the Kubernetes provider deploys to: its ``kubernetes:context`` and its
-    ``kubernetes:kubeconfig``, a path or the contents (YAML or JSON). Contents, and a value
-    stack config keeps secret, reach the gate as a Pulumi secret: they hold credentials."""
-    provider = pulumi.Config("kubernetes")
+    ``kubernetes:kubeconfig`` (``provider``, as the engine hands them over), a path or the contents
+    (YAML or JSON). Contents, and a value stack config keeps secret (``kubeconfig_secret``), reach the
+    gate as a Pulumi secret: they hold credentials."""
     kubeconfig: pulumi.Input[str] | None = gate.kubeconfig
     if kubeconfig is None:
-        value = provider.get("kubeconfig")
-        if value is not None and (is_kubeconfig_contents(value) or is_config_secret("kubernetes:kubeconfig")):
+        value = provider.get("kubernetes:kubeconfig")
+        if value is not None and (is_kubeconfig_contents(value) or kubeconfig_secret):
             kubeconfig = pulumi.Output.secret(value)
         else:
             kubeconfig = value
-    return dataclasses.replace(gate, kubeconfig=kubeconfig, context=gate.context or provider.get("context"))
+    context = gate.context or provider.get("kubernetes:context")
+    return dataclasses.replace(gate, kubeconfig=kubeconfig, context=context)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +103,7 @@ class KueueInstallArgs:
     """The chart or the release manifests (neither when Kueue is managed elsewhere) and the gate's settings."""
 
     gate: KueueReadinessGateArgs
+    """The readiness gate's settings, the cluster it waits on included (:func:`with_provider_cluster`)."""
     release: HelmRelease | None = None
     """The Kueue chart; None with ``manifests``, or when Kueue is managed elsewhere."""
     protect: bool = True
@@ -139,15 +155,13 @@ class KueueInstall(pulumi.ComponentResource):
             gate_after.append(self.manifests)
         self.gate = KueueReadinessGate(
             f"{name}-ready",
-            _with_provider_cluster(args.gate),
+            args.gate,
             pulumi.ResourceOptions(parent=self, depends_on=gate_after),
         )
         self.register_outputs(
             {
                 "chart": args.release.as_dict() if args.release else None,
                 "manifests": args.manifests,
-                # By a transform on the chart or manifests (protect_crds): the offline plan and diff read it here.
-                "protectedCrds": args.protect and (args.release is not None or args.manifests is not None),
             }
         )
 
@@ -175,7 +189,7 @@ class JobSetInstall(pulumi.ComponentResource):
             args.release,
             pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=chart_transforms(args.protect_crds)),
         )
-        self.register_outputs({"chart": args.release.as_dict(), "protectedCrds": args.protect_crds})
+        self.register_outputs({"chart": args.release.as_dict()})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,4 +235,4 @@ class AIPerfOperator(pulumi.ComponentResource):
             spec=patch["spec"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.chart]),
         )
-        self.register_outputs({"chart": args.release.as_dict(), "protectedCrds": args.protect_crds})
+        self.register_outputs({"chart": args.release.as_dict()})

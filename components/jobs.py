@@ -8,7 +8,7 @@ from typing import Any
 
 import pulumi
 
-from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE, JOB_LABEL
+from aiperf_kueue.plan.manifests import AIPERF_JOB_IMMUTABLE, JOB_LABEL
 from components.kube import KubeObject
 
 TYPE = "aiperf-kueue:index:AIPerfJobs"
@@ -30,7 +30,7 @@ class AIPerfJobsArgs:
 
     jobs: Sequence[JobResource] = ()
     secret_strings: frozenset[str] = frozenset()
-    """The stack file's ``secure:`` values (``aiperf_kueue.secrets``): every spec string equal to
+    """The stack file's ``secure:`` values (``aiperf_kueue.stackfile.secrets``): every spec string equal to
     one becomes a Pulumi secret, wherever the spec carries it."""
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import pulumi
 
+from aiperf_kueue.upstream.kueue import former_type_tokens
+
 #: The pulumi-kubernetes release this program is pinned to: the provider plugin every object
 #: is registered with, as the package's own resources ask for it (a release's PEP 440 version
 #: is its semver: the pins are plain releases).
@@ -20,8 +22,18 @@ class KubeObject(pulumi.CustomResource):
     WorkloadPriorityClass has top-level ``value`` and ``description``
     (pulumi-kubernetes#2363). Registering the manifest as the inputs is what
     ``CustomResource`` does under the hood, so the provider treats both the same.
+
+    A Kueue object is aliased to its type under Kueue's other apiVersions: moving a stack across
+    v1beta1 -> v1beta2 updates each object in place instead of creating it anew and deleting the
+    live one (:data:`aiperf_kueue.upstream.kueue.KIND_API_VERSIONS`). The program owns its Kueue objects
+    whole (:data:`aiperf_kueue.plan.manifests.PATCH_FORCE`): a field someone changed by hand is taken back by
+    the next ``pulumi up --refresh``, instead of a server-side apply conflict.
     """
 
     def __init__(self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=PROVIDER_VERSION))
+        aliases: list[pulumi.Input[str | pulumi.Alias]] = [
+            pulumi.Alias(type_=t) for t in former_type_tokens(str(manifest["apiVersion"]), str(manifest["kind"]))
+        ]
+        own = pulumi.ResourceOptions(version=PROVIDER_VERSION, aliases=aliases or None)
+        opts = pulumi.ResourceOptions.merge(opts, own)
         super().__init__(f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}", name, dict(manifest), opts)

@@ -12,6 +12,8 @@ import pulumi_kubernetes as k8s
 from components.kube import KubeObject
 
 TYPE = "aiperf-kueue:index:BenchmarkNamespace"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,16 +46,25 @@ class BenchmarkNamespace(pulumi.ComponentResource):
     def __init__(self, name: str, args: BenchmarkNamespaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         meta = args.namespace["metadata"]
+        # A flip of ``create`` keeps the live namespace: each type is aliased to the other, so the engine
+        # updates the one resource in place (a Namespace <-> a patch of its labels) instead of deleting the
+        # namespace, and every run in it, after the patch has been applied.
         if args.create:
             ns: pulumi.Resource = k8s.core.v1.Namespace(
                 f"{name}-ns",
                 metadata=meta,
                 # Results of finished benchmarks live in the namespace.
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete),
+                opts=pulumi.ResourceOptions(
+                    parent=self, retain_on_delete=args.retain_on_delete, aliases=[pulumi.Alias(type_=NAMESPACE_PATCH)]
+                ),
             )
         else:
             # The namespace belongs to someone else: server-side apply only our labels.
-            ns = k8s.core.v1.NamespacePatch(f"{name}-ns", metadata=meta, opts=pulumi.ResourceOptions(parent=self))
+            ns = k8s.core.v1.NamespacePatch(
+                f"{name}-ns",
+                metadata=meta,
+                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(type_=NAMESPACE)]),
+            )
         self.local_queue_names = [m["metadata"]["name"] for m in args.local_queues]
         self.local_queues = {}
         for manifest in args.local_queues:

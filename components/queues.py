@@ -15,7 +15,7 @@ TYPE = "aiperf-kueue:index:KueueQueues"
 
 @dataclass(frozen=True, kw_only=True)
 class KueueQueuesArgs:
-    """Manifests from :mod:`aiperf_kueue.manifests`, in apply order."""
+    """Manifests from :mod:`aiperf_kueue.plan.manifests`, in apply order."""
 
     flavors: Sequence[dict[str, Any]]
     cluster_queues: Sequence[dict[str, Any]]

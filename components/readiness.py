@@ -16,17 +16,16 @@ from typing import Any, ClassVar
 import pulumi
 import pulumi.dynamic
 
-from aiperf_kueue import kueue
-
 # Also the name of the provider class in the state of stacks created before the class moved to
 # aiperf_kueue.providers.readiness: keep it importable from here (see that module).
 from aiperf_kueue.providers.readiness import KueueReadinessProvider
+from aiperf_kueue.upstream import kueue
 
 
 @dataclass(frozen=True, kw_only=True)
 class KueueReadinessGateArgs:
     """What to wait for, and how long. Defaults: the Kueue chart's names, and the defaults of
-    ``kueue.readiness`` (both from :mod:`aiperf_kueue.kueue`)."""
+    ``kueue.readiness`` (both from :mod:`aiperf_kueue.upstream.kueue`)."""
 
     namespace: str = kueue.KUEUE_NAMESPACE
     deployment: str = kueue.KUEUE_DEPLOYMENT
@@ -50,9 +49,9 @@ class KueueReadinessGateArgs:
     """Attempts per step."""
     interval_seconds: float = kueue.READINESS_INTERVAL_SECONDS
     """First retry delay in seconds; doubles per attempt, capped at
-    :data:`~aiperf_kueue.kueue.READINESS_MAX_INTERVAL_SECONDS`."""
+    :data:`~aiperf_kueue.upstream.kueue.READINESS_MAX_INTERVAL_SECONDS`."""
     timeout_seconds: float = kueue.READINESS_TIMEOUT_SECONDS
-    """Deadline for all three steps together, in seconds."""
+    """Deadline for all four steps together, in seconds."""
 
 
 class KueueReadinessGate(pulumi.dynamic.Resource, module="aiperf-kueue", name="KueueReadinessGate"):
@@ -64,7 +63,7 @@ class KueueReadinessGate(pulumi.dynamic.Resource, module="aiperf-kueue", name="K
     ready: pulumi.Output[bool]
     """True once created (the create fails otherwise)."""
     attempts_per_step: pulumi.Output[dict[str, int]]
-    """Attempts each step took: ``{"deployment": 1, "endpoints": 3, "dryRun": 2}``."""
+    """Attempts each step took: ``{"deployment": 1, "endpoints": 3, "dryRun": 2, "reads": 1}``."""
     elapsed_seconds: pulumi.Output[float]
     """How long the wait took."""
 
@@ -83,7 +82,10 @@ class KueueReadinessGate(pulumi.dynamic.Resource, module="aiperf-kueue", name="K
             "apiVersion": args.api_version,
             "kueueVersion": args.kueue_version,
             "releaseDigest": args.release_digest,
-            "kubeconfig": args.kubeconfig,
+            # Contents (not a path) carry credentials: a secret in the inputs the state keeps, too.
+            "kubeconfig": pulumi.Output.secret(args.kubeconfig)
+            if isinstance(args.kubeconfig, str) and "\n" in args.kubeconfig
+            else args.kubeconfig,
             "context": args.context,
             "attempts": args.attempts,
             "intervalSeconds": args.interval_seconds,

@@ -1,4 +1,5 @@
-"""Read this stack's config from the Pulumi engine and plan it, or stop cleanly."""
+"""Read this stack's config from the Pulumi engine once (:meth:`EngineConfig.read`), then plan it
+(:func:`load`, which is handed that config and reads nothing else of the engine's), or stop cleanly."""
 
 from __future__ import annotations
 
@@ -11,15 +12,54 @@ from typing import Any
 import pulumi
 import yaml
 from pulumi.runtime import config as runtime_config
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.settings import get_monitor
 
-from aiperf_kueue import secrets
-from aiperf_kueue.errors import PROJECT, ConfigError
-from aiperf_kueue.install_checks import SERVER_SIDE_APPLY_KEY
-from aiperf_kueue.loader import StackFile, decode_engine_config, read_stack
-from aiperf_kueue.stack_plan import StackPlan, plan_values
+from aiperf_kueue.common.errors import PROJECT, ConfigError
+from aiperf_kueue.installs.cluster import KUBECONFIG_KEY, PROVIDER_SETTINGS
+from aiperf_kueue.plan.stack_plan import StackPlan, plan_values
+from aiperf_kueue.stackfile import secrets
+from aiperf_kueue.stackfile.loader import StackFile, decode_engine_config, read_stack
 
 #: The repository, where Pulumi.yaml is when the engine does not say (the offline plan's mock engine).
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """What the engine hands the program about its stack: the one place the program reads it."""
+
+    stack: str
+    """The stack's name (``pulumi.get_stack()``)."""
+    root: Path
+    """Where ``Pulumi.yaml`` and the stack file are (:func:`project_dir`)."""
+    values: Mapping[str, Any]
+    """Every config value as the engine hands it over (``aiperf-kueue:jobs`` → its JSON text): the
+    ``PULUMI_CONFIG`` environment ``pulumi up`` sets, and what the SDK was given in-process (an
+    Automation API inline program, the offline engine), which wins. The SDK has no public call that lists
+    the keys, and every key must be seen (a key the model does not know is refused, not ignored)."""
+    secret_keys: frozenset[str]
+    """The keys the engine hands over as secrets (stack file, environment or ``--config-file``)."""
+    provider: Mapping[str, Any]
+    """The Kubernetes provider's settings the stack's cluster is built from: ``kubernetes:<key>`` → value."""
+    kubeconfig_secret: bool = False
+    """Whether the SDK was handed ``kubernetes:kubeconfig`` as a secret: the cluster's provider and the
+    readiness gate then keep it one."""
+    offline: bool = False
+    """Whether the offline plan's mock engine runs the program (it deploys nothing), not ``pulumi up``."""
+
+    @classmethod
+    def read(cls) -> EngineConfig:
+        """The engine's config for this run of the program."""
+        stack = pulumi.get_stack()
+        values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+        secret = set(runtime_config.get_config_secret_keys_env())
+        secret |= {k for k in values if runtime_config.is_config_secret(k)}
+        settings = (*PROVIDER_SETTINGS, "context", "kubeconfig")
+        provider = {f"kubernetes:{key}": runtime_config.get_config(f"kubernetes:{key}") for key in settings}
+        secret_kubeconfig = runtime_config.is_config_secret(KUBECONFIG_KEY)
+        offline = isinstance(get_monitor(), MockMonitor)
+        return cls(stack, project_dir(stack), values, frozenset(secret), provider, secret_kubeconfig, offline)
 
 
 @dataclass(frozen=True)
@@ -30,7 +70,9 @@ class LoadedStack:
     secret_strings: frozenset[str]
     secret_placeholders: Mapping[str, str] = field(default_factory=dict)
     """Each decrypted secret string → what ``plan`` shows for it, so what is derived from a spec (a job's
-    name digest) is the same offline and under ``pulumi up`` (:func:`aiperf_kueue.secrets.placeholders`)."""
+    name digest) is the same offline and under ``pulumi up`` (:func:`aiperf_kueue.stackfile.secrets.placeholders`)."""
+    source: str = ""
+    """The stack file, as messages name it (``stacks/Pulumi.prod.yaml``)."""
 
 
 def project_dir(stack: str) -> Path:
@@ -50,22 +92,23 @@ def stack_file_source(root: Path, stack: str) -> str:
     try:
         settings = yaml.safe_load((root / "Pulumi.yaml").read_text()) or {}
     except (OSError, yaml.YAMLError):
-        settings = {"stackConfigDir": "stacks"}  # this project's layout
+        # No project file: a directory of stack files the offline plan was pointed at (a fleet's stacks kept
+        # together outside the project), else this project's layout.
+        settings = {"stackConfigDir": "." if (root / f"Pulumi.{stack}.yaml").is_file() else "stacks"}
     directory = settings.get("stackConfigDir") if isinstance(settings, dict) else None
     return str(Path(directory if isinstance(directory, str) else ".") / f"Pulumi.{stack}.yaml")
 
 
-def load() -> LoadedStack:
-    """Validate and plan; a config problem ends the run with one line per problem.
+def load(engine: EngineConfig) -> LoadedStack:
+    """Validate and plan the stack ``engine`` describes; a config problem ends the run with one line per problem.
 
     ``pulumi.RunError`` makes the engine print the message without a traceback. Under ``pulumi up`` the
     values arrive decrypted: a message never shows a secret key's values (they become ``[secret]``).
     """
-    root = project_dir(pulumi.get_stack())
-    source = stack_file_source(root, pulumi.get_stack())
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    values = decode_engine_config(raw)
-    secret_keys = _secret_keys(values)
+    root = engine.root
+    source = stack_file_source(root, engine.stack)
+    values = decode_engine_config(engine.values)
+    secret_keys = {k for k in values if f"{PROJECT}:{k}" in engine.secret_keys}
     hide = _all_strings(values, secret_keys)
     try:
         # What plan refuses in the stack file (a date Pulumi would hand over as Go's text, a tag it
@@ -76,7 +119,9 @@ def load() -> LoadedStack:
     offline = secrets.placeholder_paths(values)
     paths, uncovered = (offline, set()) if offline else _secure_paths(secret_keys, in_file)
     try:
-        provider = {SERVER_SIDE_APPLY_KEY: runtime_config.get_config(SERVER_SIDE_APPLY_KEY)}
+        # The stack's kubernetes:* settings: the explicit provider is built from them and aiperf-kueue:cluster.
+        # (The stack file's own keys too, so one the program does not hand over is named, not ignored.)
+        provider = {**(in_file.provider if in_file else {}), **engine.provider}
         plan = plan_values(values, source, root, paths, provider, decrypted=not offline)
     except ConfigError as exc:
         lines = [secrets.redact(line, hide) for line in exc.lines()]
@@ -92,13 +137,8 @@ def load() -> LoadedStack:
         secrets.secret_strings(values, paths),
         # Offline the values already are the placeholders.
         {} if offline else secrets.placeholders(values, in_file.values if in_file else {}, paths),
+        source,
     )
-
-
-def _secret_keys(values: Mapping[str, Any]) -> set[str]:
-    """The project keys the engine hands over as secrets (stack file, environment or --config-file)."""
-    from_env = set(runtime_config.get_config_secret_keys_env())
-    return {k for k in values if f"{PROJECT}:{k}" in from_env or runtime_config.is_config_secret(f"{PROJECT}:{k}")}
 
 
 def _all_strings(values: Mapping[str, Any], keys: set[str]) -> frozenset[str]:
@@ -123,7 +163,8 @@ def _all_strings(values: Mapping[str, Any], keys: set[str]) -> frozenset[str]:
 def _secure_paths(secret_keys: set[str], in_file: StackFile | None) -> tuple[list[secrets.KeyPath], set[str]]:
     """Where the ``secure:`` values are (the stack file's placeholders mark them), plus each secret key with
     none there (an ESC environment, ``--config-file``, no stack file) as a whole: its specs' strings are all
-    kept secret, and a secret key outside ``jobs``/``sweeps`` is refused (:func:`aiperf_kueue.secrets.check`)."""
+    kept secret, and a secret key outside ``jobs``/``sweeps`` is refused
+    (:func:`aiperf_kueue.stackfile.secrets.check`)."""
     paths = secrets.placeholder_paths(in_file.values) if in_file else []
     uncovered = {k for k in secret_keys if not any(p[0] == k for p in paths)}
     return [*paths, *((k,) for k in sorted(uncovered))], uncovered

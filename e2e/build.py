@@ -36,6 +36,17 @@ KUBERNETES = "v1.36.3"
 ETCD = "v3.6.14"
 KUEUE = "v0.19.2"
 JOBSET = "v0.12.0"
+# kwok fakes the GPU nodes and the pods' lifecycle for the living cluster (kube-scheduler places the pods).
+KWOK = "v0.8.0"
+# An older Kueue, for the upgrade e2e (a stack pinned below v1beta2, then moved to KUEUE). A release below 0.16 (where
+# v1beta2 becomes the default) that the Go module proxy serves (so are v0.15.1, v0.15.2, v0.16.1 and v0.17.x; v0.16.0,
+# v0.18.0 and v0.20.x are not). Its own wrapper: it compiles
+# against its own k8s.io modules (v0.34.2), not the cluster wrapper's.
+KUEUE_OLD = "v0.15.0"
+# An older JobSet, for the JobSet upgrade e2e (a stack pinned to it, then moved to JOBSET): the newest 0.11 release the
+# Go module proxy serves (v0.10.1, v0.11.0 and v0.11.1 are served; v0.11.2 and v0.11.3 are not). Its own wrapper: it
+# compiles against its own k8s.io modules (v0.35.0), not the cluster wrapper's.
+JOBSET_OLD = "v0.11.1"
 # pkg/v3@v3.272.0 is not served by the Go module proxy; v3.274.0 is the nearest served release at or above
 # the Python SDK's pin (a CLI newer than the SDK is the supported direction).
 PULUMI_CLI = "v3.274.0"
@@ -91,12 +102,17 @@ COMPONENTS: tuple[Component, ...] = (
     ),
     Component(
         "cluster",
-        f"k8s-{KUBERNETES}_kueue-{KUEUE}_jobset-{JOBSET}",
+        f"k8s-{KUBERNETES}_kueue-{KUEUE}_jobset-{JOBSET}_kwok-{KWOK}",
         (
             Binary("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", tuple(_k8s_version_ldflags(KUBERNETES))),
             Binary(
                 "kube-controller-manager",
                 "k8s.io/kubernetes/cmd/kube-controller-manager",
+                tuple(_k8s_version_ldflags(KUBERNETES)),
+            ),
+            Binary(
+                "kube-scheduler",
+                "k8s.io/kubernetes/cmd/kube-scheduler",
                 tuple(_k8s_version_ldflags(KUBERNETES)),
             ),
             Binary("kubectl", "k8s.io/kubernetes/cmd/kubectl", tuple(_k8s_version_ldflags(KUBERNETES))),
@@ -106,6 +122,29 @@ COMPONENTS: tuple[Component, ...] = (
                 (f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE}",),
             ),
             Binary("jobset", "sigs.k8s.io/jobset", (f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET}",)),
+            Binary("kwok", "sigs.k8s.io/kwok/cmd/kwok"),
+        ),
+    ),
+    Component(
+        "kueue-0.15",
+        KUEUE_OLD,
+        (
+            Binary(
+                f"kueue-{KUEUE_OLD}",
+                "sigs.k8s.io/kueue/cmd/kueue",
+                (f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE_OLD}",),
+            ),
+        ),
+    ),
+    Component(
+        "jobset-0.11",
+        JOBSET_OLD,
+        (
+            Binary(
+                f"jobset-{JOBSET_OLD}",
+                "sigs.k8s.io/jobset",
+                (f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_OLD}",),
+            ),
         ),
     ),
     Component(

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue import manifests
 from aiperf_kueue.config import StackConfig
-from aiperf_kueue.submit import benchmark_namespaces, default_queue, namespace_annotations
+from aiperf_kueue.plan import manifests
+from aiperf_kueue.plan.submit import benchmark_namespaces, default_queue, namespace_annotations
 
 VERSION = "0.13.0"
 HARNESS = Path(__file__).resolve().parent / "aiperf_oracle" / "harness.py"
@@ -162,7 +162,7 @@ def stack_cluster(config: StackConfig, secrets: Mapping[str, Mapping[str, list[s
 
 
 def jobset_view(jobset: dict[str, Any]) -> dict[str, Any]:
-    """What :func:`aiperf_kueue.job_shape.predicted_jobset` predicts, read from a real JobSet."""
+    """What :func:`aiperf_kueue.workload.job_shape.predicted_jobset` predicts, read from a real JobSet."""
     spec = jobset["spec"]
     out: dict[str, Any] = {"name": jobset["metadata"]["name"], "labels": jobset["metadata"]["labels"]}
     if "suspend" in spec:

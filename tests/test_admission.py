@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue import quantity
-from aiperf_kueue.admission import Assignment, assign, check_jobs
+from aiperf_kueue.common import quantity
+from aiperf_kueue.common.errors import Problem
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.expansion import expand_sweeps
 from aiperf_kueue.config.jobs import Job, Sweep
 from aiperf_kueue.config.sizing import OperatorSizing
-from aiperf_kueue.errors import Problem
-from aiperf_kueue.flavor_assigner import PodSetAssignment
-from aiperf_kueue.job_shape import PodSet, job_shape
-from aiperf_kueue.kueue import KueueTarget
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.queue_plan import PoolTotal, QueuePlan
-from aiperf_kueue.sizing import Sizing, release_sizing, with_overrides
+from aiperf_kueue.queues.queue_plan import PoolTotal, QueuePlan
+from aiperf_kueue.stackfile.loader import parse_config
+from aiperf_kueue.upstream.kueue import KueueTarget
+from aiperf_kueue.workload.admission import Assignment, assign, check_jobs
+from aiperf_kueue.workload.flavor_assigner import PodSetAssignment
+from aiperf_kueue.workload.job_shape import PodSet, job_shape
+from aiperf_kueue.workload.sizing import Sizing, release_sizing, with_overrides
 
 GI = 2**30
 MI = 2**20

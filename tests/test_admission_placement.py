@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.admission import assign
+from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config import Taint, Toleration
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.flavor_assigner import Flavor, Flavors, PodSetAssignment
-from aiperf_kueue.job_shape import job_shape
-from aiperf_kueue.kueue import KueueTarget
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.placement import NodeSelectorRequirement, Placement, placement
-from aiperf_kueue.requests import SizingError
-from aiperf_kueue.stack_plan import plan_stack
+from aiperf_kueue.plan.stack_plan import plan_stack
+from aiperf_kueue.stackfile.loader import parse_config
+from aiperf_kueue.upstream.kueue import KueueTarget
+from aiperf_kueue.workload.admission import assign
+from aiperf_kueue.workload.flavor_assigner import Flavor, Flavors, PodSetAssignment
+from aiperf_kueue.workload.job_shape import job_shape
+from aiperf_kueue.workload.placement import NodeSelectorRequirement, Placement, placement
+from aiperf_kueue.workload.requests import SizingError
 from tests.test_admission import amounts, make_plan, pod_sets, preset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,7 +212,7 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
         (
             {"extraPodSpec": {"nodeSelector": {"gpus": 8}}},
             "spec.podTemplate.extraPodSpec.nodeSelector",
-            "must be a mapping of node label to string value, got {gpus: 8}",
+            "must be a mapping of node label to string value, got a mapping of 1 key (gpus: 8)",
         ),
         (
             {"extraPodSpec": {"tolerations": ["gpu"]}},
@@ -242,7 +242,7 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
         (
             {"extraPodSpec": {"tolerations": {"key": "a"}}},
             "spec.podTemplate.extraPodSpec.tolerations",
-            "must be a list, got {key: 'a'}",
+            "must be a list, got a mapping of 1 key (key: 'a')",
         ),
         (
             {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}},
@@ -257,12 +257,12 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
         (
             {"affinity": affinity([("zone", "Exists", ["a"])])},
             f"{TERM}[0].matchExpressions[0].values",
-            "must be empty with operator Exists, got ['a']",
+            "must be empty with operator Exists, got a list of 1 item ('a')",
         ),
         (
             {"affinity": affinity([("gpus", "Lt", ["1", "2"])])},
             f"{TERM}[0].matchExpressions[0].values",
-            "must be one integer (as a string) with operator Lt, got ['1', '2']",
+            "must be one integer (as a string) with operator Lt, got a list of 2 items ('1', '2')",
         ),
         (
             {"affinity": affinity([("zone", "Like", ["a"])])},
@@ -272,7 +272,7 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
         (
             {"affinity": affinity([("gpus", "In", [8])])},
             f"{TERM}[0].matchExpressions[0].values",
-            "must be a list of strings (quote numbers), got [8]",
+            "must be a list of strings (quote numbers), got a list of 1 item (8)",
         ),
     ],
 )

@@ -28,13 +28,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from aiperf_kueue import installs, manifests, operator_objects
+from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.job_shape import predicted_jobset
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.stack_plan import StackPlan, plan_stack
-from aiperf_kueue.submit import default_queue
+from aiperf_kueue.installs import operator_objects
+from aiperf_kueue.installs import releases as installs
+from aiperf_kueue.plan import manifests
+from aiperf_kueue.plan.stack_plan import StackPlan, plan_stack
+from aiperf_kueue.plan.submit import default_queue
+from aiperf_kueue.stackfile.loader import parse_config
+from aiperf_kueue.workload.job_shape import predicted_jobset
 from tests.oracle import (
     Oracle,
     jobset_view,

@@ -15,16 +15,28 @@ from pathlib import Path
 import pulumi
 import pytest
 
-import aiperf_kueue.offline.cli
-from aiperf_kueue.loader import read_stack_file
-from aiperf_kueue.offline import engine
-from aiperf_kueue.offline.cli import main
+import aiperf_kueue.cli.cli
+from aiperf_kueue.cli import engine
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.stackfile.loader import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_STACKS = Path(__file__).resolve().parent / "bad_stacks"
 
 DNS_LABEL = "must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)"
-UNSUPPORTED = "is not supported; supported versions are >=0.10.0, <0.20.0 (tested: 0.10.1, 0.19.2)"
+OLDER = (
+    "is older than this program models: before 0.10.0 Kueue has no managedJobsNamespaceSelector and other rules "
+    "the program relies on (supported >=0.10.0, <0.22.0; tested: 0.10.1, 0.19.2); pin a supported release"
+)
+NEWER = (
+    "is newer than this program models: it knows Kueue's API rules, manager configuration and chart up to 0.21.x "
+    "(supported >=0.10.0, <0.22.0; tested: 0.10.1, 0.19.2); pin a supported release"
+)
+#: Why AIPerf 0.13.0's operator sees no Kueue 0.20.7 (aiperf_kueue.upstream.compat.api_gap).
+GAP_0_20_7 = (
+    "AIPerf 0.13.0's operator reads LocalQueues only through kueue.x-k8s.io/v1beta1 (aiperf/kubernetes/cr_refs.py), "
+    "which Kueue 0.20.7 no longer serves (v1beta2 only), so its preflight takes Kueue for not installed"
+)
 
 #: A problem line after ``<stack file>: ``: the exact text, or (key path, message substring)
 #: where the message lists long generated text.
@@ -66,7 +78,10 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     # --- unknown keys
     "unknown-config-key-typo": (
         # The allowed keys are generated from StackConfig and grow with it.
-        ("inventroy", "unknown config key (did you mean 'inventory'?); allowed keys: kueue, inventory, queues, "),
+        (
+            "inventroy",
+            "unknown config key (did you mean 'inventory'?); allowed keys: cluster, kueue, inventory, queues, ",
+        ),
         "aiperf-kueue:inventory: required, but not set",
     ),
     "unknown-pool-field": (
@@ -87,7 +102,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     "taint-missing-effect": ("aiperf-kueue:inventory.pools[1].nodeTaints[0].effect: required, but not set",),
     # --- wrong types
     "pools-as-mapping": (
-        "aiperf-kueue:inventory.pools: must be a list, got {cpu: {cpu: '16', memory: '64Gi', nodes: 2}}",
+        "aiperf-kueue:inventory.pools: must be a list, got a mapping of 1 key (cpu: a mapping of 3 keys)",
     ),
     "namespace-create-not-bool": (
         "aiperf-kueue:queues.clusterQueues[0].namespaces[0].create: must be true or false, got 'maybe'",
@@ -294,8 +309,29 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "'cpu' is already covered (cpu, memory and the pools' GPU resources always are)",
     ),
     # --- Kueue version, apiVersion and per-version limits
-    "kueue-version-0.9.0": (f"aiperf-kueue:kueue.version: Kueue 0.9.0 {UNSUPPORTED}",),
-    "kueue-version-0.20.0": (f"aiperf-kueue:kueue.version: Kueue 0.20.0 {UNSUPPORTED}",),
+    "kueue-version-0.9.0": (f"aiperf-kueue:kueue.version: Kueue 0.9.0 {OLDER}",),
+    "kueue-version-0.22.0": (f"aiperf-kueue:kueue.version: Kueue 0.22.0 {NEWER}",),
+    "kueue-v1beta1-on-0.20.7": (
+        "aiperf-kueue:kueue: apiVersion v1beta1 is not served by Kueue 0.20.7: Kueue 0.20.0 stopped serving "
+        "kueue.x-k8s.io/v1beta1 (every read and write of it is a 404); use apiVersion v1beta2 (or auto)",
+    ),
+    "kueue-0.20-job-names-its-queue": (
+        f"aiperf-kueue:jobs[0].queue: smoke: {GAP_0_20_7}: a job with spec.scheduling.queueName fails it (\"Kueue "
+        "is not installed, but LocalQueue '<q>' was explicitly requested\"). Fix: leave the queue to "
+        "operator.defaultQueue (remove queue here, or --queue-name from aiperf kube profile): the operator labels the "
+        "JobSet with its default queue and Kueue admits it through v1beta2",
+    ),
+    "kueue-0.20-no-default-queue": (
+        f"aiperf-kueue:operator.defaultQueue: {GAP_0_20_7}; the operator's default queue is thus the only route into "
+        "Kueue, and this stack has none: smoke would run without quota or gang admission. Fix: set "
+        "operator.defaultQueue to auto (give every benchmark namespace the same localQueue) or to a LocalQueue each "
+        "of them has",
+    ),
+    "kueue-0.20-chart-creates-queues": (
+        "aiperf-kueue:operator.values.kueue.createQueues: the AIPerf 0.13.0 chart renders its queues only where "
+        "kueue.x-k8s.io/v1beta1 is served (templates/kueue-queues.yaml checks .Capabilities.APIVersions), which Kueue "
+        "0.20.7 no longer serves: it would silently create none; remove it (this program declares every queue)",
+    ),
     "kueue-version-not-semver": ("aiperf-kueue:kueue.version: not a Kueue release version (x.y.z): 'latest'",),
     "kueue-v1beta2-on-0.10.1": (
         "aiperf-kueue:kueue: apiVersion v1beta2 is served only from Kueue 0.15; Kueue 0.10.1 needs v1beta1 (or auto)",
@@ -360,7 +396,7 @@ def test_plan_rejects_bad_stack(
     def no_program(*args: object, **kwargs: object) -> None:
         pytest.fail(f"run_program was called for invalid stack {name}")
 
-    monkeypatch.setattr(aiperf_kueue.offline.cli, "run_program", no_program)
+    monkeypatch.setattr(aiperf_kueue.cli.cli, "run_program", no_program)
     path = BAD_STACKS / f"{name}.yaml"
     out = tmp_path / "out"
 
@@ -378,7 +414,7 @@ def test_plan_rejects_bad_stack(
 def test_plan_rejects_bad_stack_in_a_subprocess() -> None:
     path = BAD_STACKS / "pool-gpus-negative.yaml"
     result = subprocess.run(
-        [sys.executable, "-m", "aiperf_kueue.offline.cli", "plan", str(path)],
+        [sys.executable, "-m", "aiperf_kueue.cli.cli", "plan", str(path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -18,11 +18,11 @@ from typing import Any
 import pulumi
 import pytest
 
-import aiperf_kueue.offline.cli
-from aiperf_kueue.loader import parse_config, read_stack_file
-from aiperf_kueue.offline import engine
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.stack_plan import plan_stack
+import aiperf_kueue.cli.cli
+from aiperf_kueue.cli import engine
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.plan.stack_plan import plan_stack
+from aiperf_kueue.stackfile.loader import parse_config, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_JOBS = Path(__file__).resolve().parent / "bad_jobs"
@@ -101,7 +101,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "node-affinity-gt-not-integer": (
         "aiperf-kueue:jobs[0].spec.podTemplate.extraPodSpec.affinity.nodeAffinity."
         "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: "
-        "llama-latency: must be one integer (as a string) with operator Gt, got ['many']",
+        "llama-latency: must be one integer (as a string) with operator Gt, got a list of 1 item ('many')",
     ),
     "node-affinity-matches-no-flavor": (
         "aiperf-kueue:jobs[0]: llama-latency: its pods' nodeSelector, affinity and tolerations "
@@ -373,7 +373,7 @@ def test_plan_rejects_bad_job_stack(
     def no_program(*args: object, **kwargs: object) -> None:
         pytest.fail(f"run_program was called for invalid stack {name}")
 
-    monkeypatch.setattr(aiperf_kueue.offline.cli, "run_program", no_program)
+    monkeypatch.setattr(aiperf_kueue.cli.cli, "run_program", no_program)
     path = BAD_JOBS / f"{name}.yaml"
     out = tmp_path / "out"
 

@@ -82,3 +82,68 @@ def test_the_real_engine_section_keeps_the_offline_ones(tmp_path: Path) -> None:
     path.write_text(json.dumps({"machine": {}, "sizes": [1], "realEngine": {"old": True}}))
     report.write_section(path, {"new": True})
     assert json.loads(path.read_text()) == {"machine": {}, "sizes": [1], "realEngine": {"new": True}}
+
+
+def test_chart_state_bytes_count_the_charts_resources_and_their_crds_apart() -> None:
+    crd_type = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+    crd = {"urn": f"urn:pulumi:s::p::aiperf-kueue:index:Install$kubernetes:helm.sh/v4:Chart${crd_type}::q",
+           "type": crd_type}
+    deployment = {"urn": "urn:pulumi:s::p::kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::d",
+                  "type": "kubernetes:apps/v1:Deployment"}
+    queue = {"urn": "urn:pulumi:s::p::kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::lq",
+             "type": "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"}
+    state = {"checkpoint": {"latest": {"resources": [crd, deployment, queue]}}}
+
+    def size(r: dict[str, str]) -> int:
+        return len(json.dumps(r, separators=(",", ":")))
+
+    assert report.chart_state_bytes(state) == {"charts": size(crd) + size(deployment), "crds": size(crd)}
+
+
+def _measured(namespaces: int, *, stopped: bool = False) -> dict:
+    size = _size(namespaces, 5 * namespaces, 2.0, 20.0, 4.0, stopped=stopped)
+    size["upOverKubectl"] = 10.0
+    size["stateBytesPerNamespace"] = 2500.0
+    size["chartStateBytes"] = {"charts": 400_000, "crds": 350_000}
+    size["pulumiUp"]["firstAdmittedShare"] = 0.05
+    size["oneNamespaceEdit"] = {"kubectlSeconds": 1.0, "previewSeconds": 5.0, "upSeconds": 7.5}
+    return size
+
+
+def test_goals_report_issue_27s_table_and_what_this_run_did_not_measure() -> None:
+    prod = {"noChangePreview": {"median": 5.0}, "previewOverPlan": 12.0}
+    rows = {r["figure"]: r for r in report.goals([_measured(10), _measured(100)], prod)}
+    assert [r["figure"] for r in report.goals([], None)] == [key for key, _, _ in report.GOALS]
+    assert (rows["up100"]["measured"], rows["up100"]["met"]) == ("10.0x", False)
+    # --quick stops at 100 namespaces: the 1,000-namespace figures are not measured, neither met nor missed.
+    assert (rows["up1000"]["measured"], rows["up1000"]["met"]) == ("not measured", None)
+    assert rows["skip1000"]["met"] is None
+    assert (rows["prodPreview"]["measured"], rows["prodPreview"]["met"]) == ("5.0 s", False)
+    assert rows["planVsPreview"]["met"] is True
+    # 2.5 KB per namespace is within 3 KB, 400 KB of charts is not within 300 KB.
+    assert (rows["stateBytes"]["measured"], rows["stateBytes"]["met"]) == ("2.5 KB / 0.40 MB (at 100)", False)
+    assert (rows["firstAdmittedShare"]["measured"], rows["firstAdmittedShare"]["met"]) == ("5 % (at 100)", True)
+    # 7.5 s is within 3 x 1 s of kubectl plus the 5 s preview (8 s).
+    assert rows["oneNamespaceEdit"]["met"] is True
+    assert rows["up100"]["before"] == "60x"
+    # A stopped 1,000-namespace update is labelled extrapolated and never counts as met.
+    stopped = _measured(1000, stopped=True)
+    rows = {r["figure"]: r for r in report.goals([stopped], None)}
+    assert rows["up1000"]["met"] is False
+    assert "extrapolated" in rows["up1000"]["measured"]
+    lines = report.goal_rows(report.goals([stopped], None))
+    assert lines[0].split() == ["figure", "before", "this", "run", "goal", "met"]
+    assert len(lines) == 1 + len(report.GOALS)
+
+
+def test_state_by_type_says_where_the_state_goes() -> None:
+    crd = {"type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "inputs": {"spec": "x" * 50},
+           "outputs": {"spec": "x" * 50, "status": {}}}
+    ns = {"type": "kubernetes:core/v1:Namespace", "inputs": {}, "outputs": {"metadata": {"name": "a"}}}
+    rows = report.state_by_type({"checkpoint": {"latest": {"resources": [ns, crd, dict(ns)]}}})
+    # Largest first; inputs and outputs measured apart.
+    assert list(rows) == ["CustomResourceDefinition", "Namespace"]
+    assert rows["Namespace"]["count"] == 2
+    assert rows["Namespace"]["inputs"] == 2 * len("{}")
+    assert rows["Namespace"]["outputs"] == 2 * len('{"metadata":{"name":"a"}}')
+    assert rows["CustomResourceDefinition"]["inputs"] == len('{"spec":"' + "x" * 50 + '"}')

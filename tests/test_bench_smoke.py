@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import aiperf_kueue.bench.__main__ as bench
-from aiperf_kueue.bench import fleet, replay
+import tests.bench.__main__ as bench
+from tests.bench import fleet, replay
 
 
 def test_fleet_sizes_land_near_their_targets() -> None:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.offline.engine import run_program
-from tests.support import COMMITTED_STACKS, STACKS, committed_run, stack_values
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.cli.engine import run_program
+from tests.support import CHECKED_STACKS, committed_run, stack_file, stack_values
 
 Values = dict[str, Any]
 CQ = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
@@ -237,9 +237,9 @@ def test_reordering_changes_no_resource_but_the_ones_whose_order_is_meaningful()
 FILES = ("manifests.yaml", "resources.json", "plan.json", "charts.yaml")
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_plan_twice_in_one_process_is_byte_identical(stack: str, tmp_path: Path) -> None:
-    path = str(STACKS / f"Pulumi.{stack}.yaml")
+    path = str(stack_file(stack))
     assert main(["plan", path, "--out", str(tmp_path / "a")]) == 0
     assert main(["plan", path, "--out", str(tmp_path / "b")]) == 0
     # Across processes: tests/test_byte_stable.py.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import COMMITTED_STACKS, ROOT, STACKS
+from tests.support import CHECKED_STACKS, ROOT, stack_file
 
 FILES = ("manifests.yaml", "resources.json", "plan.json", "charts.yaml")
 
@@ -22,7 +22,7 @@ FILES = ("manifests.yaml", "resources.json", "plan.json", "charts.yaml")
 def plan_in_subprocess(stack: str, out: Path, **env: str) -> dict[str, bytes]:
     done = subprocess.run(
         [
-            sys.executable, "-m", "aiperf_kueue.offline.cli", "plan", str(STACKS / f"Pulumi.{stack}.yaml"),
+            sys.executable, "-m", "aiperf_kueue.cli.cli", "plan", str(stack_file(stack)),
             "--out", str(out),
         ],
         cwd=ROOT,
@@ -36,7 +36,7 @@ def plan_in_subprocess(stack: str, out: Path, **env: str) -> dict[str, bytes]:
     return {name: (out / name).read_bytes() for name in FILES}
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_plans_are_byte_identical_across_processes(stack: str, tmp_path: Path) -> None:
     first = plan_in_subprocess(stack, tmp_path / "a", PYTHONHASHSEED="1")
     second = plan_in_subprocess(

@@ -10,13 +10,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aiperf_kueue import secrets
-from aiperf_kueue.offline import cli
-from aiperf_kueue.offline.cli import main
+from aiperf_kueue.cli import cli
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.stackfile import secrets
 from tests.support import COMMITTED_STACKS, OPERATOR_CHART_NOTE, ROOT
 
 DEV_PLAN = {
     "stack": "dev",
+    "kueueBoundary": [],
+    "cluster": {
+        "context": "kind-aiperf",
+        "kubeconfig": None,
+        "currentContext": False,
+        "namedBy": "aiperf-kueue:cluster",
+        "target": "context kind-aiperf in $KUBECONFIG (else ~/.kube/config)",
+    },
     "kueue": {"version": "0.19.2", "apiVersion": "v1beta2", "source": "helm"},
     "quotas": {"benchmarks": {"default": {"cpu": "7200m", "memory": "14745Mi"}}},
     "pools": {"default": {"cpu": "7200m", "memory": "14745Mi"}},
@@ -139,7 +147,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         "replaceOnChanges",
         "inputs",
     }
-    assert len(resources) == 21
+    assert len(resources) == 22  # the provider for the stack's cluster, then 21 of the program's
 
 
 def test_plan_is_byte_identical_when_run_twice(tmp_path: Path) -> None:
@@ -187,7 +195,7 @@ def test_missing_stack_is_exit_2_without_traceback(tmp_path: Path, capsys: pytes
 
 def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "aiperf_kueue.offline.cli", "plan", "dev", "--out", str(tmp_path)],
+        [sys.executable, "-m", "aiperf_kueue.cli.cli", "plan", "dev", "--out", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -240,9 +248,10 @@ def test_a_local_operator_chart_not_checked_out_is_a_note_on_stderr(
 
 
 def test_the_provider_settings_reach_the_program_offline_as_under_pulumi_up(tmp_path: Path) -> None:
-    """The readiness gate waits on the provider's cluster: offline, the plan shows which, as the engine will."""
+    """The readiness gate waits on the provider's cluster: offline, the plan shows which, as the engine will.
+    A stack that names its cluster the provider's way (``kubernetes:context``) keeps that meaning."""
     text = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace(
-        "config:\n", "config:\n  kubernetes:context: lab-cluster\n", 1
+        "  aiperf-kueue:cluster:\n    context: kind-aiperf\n", "  kubernetes:context: lab-cluster\n", 1
     )
     (tmp_path / "Pulumi.lab.yaml").write_text(text)
     result = cli.compute_plan(tmp_path / "Pulumi.lab.yaml")
@@ -251,3 +260,6 @@ def test_the_provider_settings_reach_the_program_offline_as_under_pulumi_up(tmp_
         "lab-cluster",
         {"kubernetes:context": "lab-cluster"},
     )
+    provider = next(r for r in result.records if r["type"] == "pulumi:providers:kubernetes")
+    assert provider["inputs"]["context"] == "lab-cluster"
+    assert result.plan_data["cluster"]["namedBy"] == "kubernetes:context"

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 
-from aiperf_kueue.offline.engine import run_program
-from aiperf_kueue.offline.report import clean
-from tests.support import COMMITTED_STACKS, by_name, committed_run, stack_values
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.cli.report import clean
+from components.cluster import cluster_provider
+from tests.support import CHECKED_STACKS, by_name, committed_run, stack_values
 
 PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}
+#: The program owns its Kueue objects: a hand edit is taken back, not an apply conflict (docs/operations.md).
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 
 
 def test_resource_flavor_inputs() -> None:
@@ -17,7 +21,7 @@ def test_resource_flavor_inputs() -> None:
     assert clean(rf["inputs"]) == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ResourceFlavor",
-        "metadata": {"name": "gpu-h100", "labels": PART_OF},
+        "metadata": {"name": "gpu-h100", "labels": PART_OF, "annotations": PATCH_FORCE},
         "spec": {
             "nodeLabels": {"node-pool": "gpu-h100"},
             "nodeTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
@@ -32,7 +36,7 @@ def test_cluster_queue_inputs() -> None:
     assert clean(cq["inputs"]) == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
-        "metadata": {"name": "research", "labels": PART_OF},
+        "metadata": {"name": "research", "labels": PART_OF, "annotations": PATCH_FORCE},
         "spec": {
             "cohortName": "benchmarks",
             "namespaceSelector": {"matchLabels": {"aiperf-kueue/cluster-queue": "research"}},
@@ -80,7 +84,12 @@ def test_local_queue_inputs_options_and_order() -> None:
     assert clean(lq["inputs"]) == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "LocalQueue",
-        "metadata": {"name": "aiperf-queue", "namespace": "bench-team-a", "labels": PART_OF},
+        "metadata": {
+            "name": "aiperf-queue",
+            "namespace": "bench-team-a",
+            "labels": PART_OF,
+            "annotations": PATCH_FORCE,
+        },
         "spec": {"clusterQueue": "team-a"},
     }
     # spec.clusterQueue is immutable: a change replaces the queue, deleting the old one first (fixed name).
@@ -131,25 +140,28 @@ def test_priority_classes_have_top_level_value() -> None:
     assert clean(wpc["inputs"]) == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "WorkloadPriorityClass",
-        "metadata": {"name": "benchmark-high", "labels": PART_OF},
+        "metadata": {"name": "benchmark-high", "labels": PART_OF, "annotations": PATCH_FORCE},
         "value": 1000,
         "description": "Release-gating benchmark runs",
     }
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_every_child_has_a_component_parent_and_a_derived_name(stack: str) -> None:
     run = committed_run(stack)
     components = {r["urn"]: r for r in run.resources if r["type"].startswith("aiperf-kueue:index:")}
     assert components, "the program declares components"
+    providers = [r["name"] for r in run.resources if r["type"].startswith("pulumi:providers:")]
+    # The stack's one Kubernetes provider is a root resource: every component is given it.
+    assert providers == ["cluster"]
     for r in run.resources:
-        if r["urn"] not in components:
+        if r["urn"] not in components and not r["type"].startswith("pulumi:providers:"):
             parent = components.get(r["parent"])
             assert parent is not None, f"{r['name']} is not parented to a component"
             assert r["name"].startswith(parent["name"] + "-")
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_every_kubernetes_object_has_an_explicit_name(stack: str) -> None:
     for r in committed_run(stack).resources:
         if r["type"].startswith("kubernetes:") and "kind" in r["inputs"]:
@@ -183,3 +195,15 @@ def test_without_a_cohort_cluster_queues_wait_for_the_flavors_and_the_gate() -> 
     names = ("kueue-ready", "queues-flavor-cpu", "queues-flavor-gpu-h100", "queues-flavor-gpu-a100")
     expected = sorted(resources[n]["urn"] for n in names)
     assert resources["queues-cq-team-a"]["dependsOn"] == expected
+
+
+def test_a_stack_that_names_no_cluster_is_refused_unless_the_run_is_offline() -> None:
+    # The program hands cluster_provider what its EngineConfig read: under pulumi up, offline is false.
+    with pytest.raises(pulumi.RunError) as raised:
+        cluster_provider(None, "stacks/Pulumi.lab.yaml")
+    assert str(raised.value).splitlines() == [
+        "invalid stack config:",
+        "stacks/Pulumi.lab.yaml: aiperf-kueue:cluster: the stack names no cluster, and pulumi up would deploy to "
+        "whatever kubectl's current context is; set cluster.context to this stack's kubeconfig context, or "
+        "cluster.currentContext: true to opt in",
+    ]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aiperf_kueue import quantity
-from aiperf_kueue.display import show
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.manifests import cluster_queue
+from aiperf_kueue.common import quantity
+from aiperf_kueue.common.display import show
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.plan.manifests import cluster_queue
 from tests.support import plan_values
 
 GI = 2**30

@@ -8,7 +8,7 @@ module at v0.19.2 and v0.10.1 (:mod:`tests.upstream`), via :mod:`crd_validation`
   Kueue 0.13 (the v1alpha1-Cohort era, e.g. 0.10.1), against the v0.10.1 schemas too.
   A v1alpha1 Cohort only exists in v0.10.1 (Kueue 0.13 dropped it).
 
-Both the pure builders (:mod:`aiperf_kueue.manifests`) and the inputs the real program registers
+Both the pure builders (:mod:`aiperf_kueue.plan.manifests`) and the inputs the real program registers
 (run offline against the recording engine) are checked, for every committed stack as
 committed and re-targeted to each tested release and apiVersion. Negative tests prove the
 validator rejects what the API server rejects, so it cannot pass everything silently.
@@ -24,16 +24,16 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue import manifests
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.cli.report import clean
 from aiperf_kueue.config import StackConfig
-from aiperf_kueue.kueue import KueueTarget
-from aiperf_kueue.loader import parse_config, read_stack_file, stack_name_of
-from aiperf_kueue.offline.engine import run_program
-from aiperf_kueue.offline.report import clean
-from aiperf_kueue.planner import plan_queues
-from aiperf_kueue.queue_plan import QueuePlan
+from aiperf_kueue.plan import manifests
+from aiperf_kueue.queues.planner import plan_queues
+from aiperf_kueue.queues.queue_plan import QueuePlan
+from aiperf_kueue.stackfile.loader import parse_config, read_stack_file, stack_name_of
+from aiperf_kueue.upstream.kueue import KueueTarget
 from tests import upstream
-from tests.support import STACK_FILES, require_upstream
+from tests.support import CHECKED_STACK_FILES, require_upstream
 
 try:
     import crd_validation as cv
@@ -51,7 +51,9 @@ TARGETS: dict[str, dict[str, str] | None] = {
     "0.10.1-auto": {"version": "0.10.1", "apiVersion": "auto"},
 }
 CASES = [
-    pytest.param(stack, target, id=f"{stack_name_of(stack)}-{target}") for stack in STACK_FILES for target in TARGETS
+    pytest.param(stack, target, id=f"{stack_name_of(stack)}-{target}")
+    for stack in CHECKED_STACK_FILES
+    for target in TARGETS
 ]
 
 V2 = "kueue.x-k8s.io/v1beta2"

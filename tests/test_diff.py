@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from aiperf_kueue.offline import cli, sources
-from aiperf_kueue.offline.diff import Plan, compare
-from aiperf_kueue.offline.hierarchy import LocalQueueNode
-from aiperf_kueue.offline.quota_diff import PoolRow, QuotaRow
-from aiperf_kueue.offline.resource_diff import (
+from aiperf_kueue.cli import cli, sources
+from aiperf_kueue.review.diff import Plan, compare
+from aiperf_kueue.review.hierarchy import LocalQueueNode
+from aiperf_kueue.review.quota_diff import PoolRow, QuotaRow
+from aiperf_kueue.review.resource_diff import (
     MISSING,
     FieldChange,
     field_changes,
@@ -377,7 +377,7 @@ def test_diff_against_a_revision_without_program_code_plans_it_with_this_checkou
     assert lines[5:9] == [
         "- **base:** `HEAD:prod` (`stacks/Pulumi.prod.yaml` at `HEAD`, planned with this checkout's program code)",
         f"- **head:** `{head}` (`{head}`, planned with this checkout's program code)",
-        "- The program code at `HEAD` could not plan `prod` (it has no aiperf_kueue/offline/cli.py), so this "
+        "- The program code at `HEAD` could not plan `prod` (it has no aiperf-kueue CLI module), so this "
         "checkout's code planned `HEAD:prod`: what the program's code changed since `HEAD` does not show here.",
         "",
     ]
@@ -481,7 +481,7 @@ def test_plan_directories_of_the_wrong_shape_are_exit_2(tmp_path: Path, capsys: 
         f"{cases[2]}/resources.json: [0].replaceOnChanges: not a property path: 'spec..x'",
         f"{cases[3]}/plan.json: warnings: must be a list of strings, got 'w'",
         f"{cases[3]}/plan.json: quotas: must be {{ClusterQueue: {{flavor: {{resource: quantity}}}}}}, "
-        "got {cq: ['8']}",
+        "got a mapping of 1 key (cq: a list of 1 item)",
     ]
 
 

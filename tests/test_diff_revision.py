@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from aiperf_kueue.offline import cli, sources
+from aiperf_kueue.cli import cli, sources
 from tests.support import ROOT
 
-PLANNER = "aiperf_kueue/planner.py"
+PLANNER = "aiperf_kueue/queues/planner.py"
 #: The base revision's planner keeps twice the headroom: dev's 10% becomes 20%.
 HEADROOM = "keep = 1 - Fraction(headroom) / 100"
 DOUBLED = "keep = 1 - Fraction(headroom) / 50"
@@ -137,7 +137,7 @@ def test_the_revisions_code_runs_with_none_of_this_checkouts_packages(tmp_path: 
         "import aiperf_kueue\n\n"
         "def main():\n"
         "    print(aiperf_kueue.__file__)\n"
-        "    print(importlib.util.find_spec('aiperf_kueue.planner'))\n"
+        "    print(importlib.util.find_spec('aiperf_kueue.queues'))\n"
         "    print(sys.argv[1:])\n"
         "    return 0\n"
     )

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.loader import read_stack_file
-from aiperf_kueue.offline import cli, markdown
-from aiperf_kueue.offline.diff import Plan, compare
-from aiperf_kueue.offline.engine import SECRET_SIG
-from aiperf_kueue.offline.report import clean
-from aiperf_kueue.offline.resource_diff import FieldChange
-from tests.support import ROOT
+from aiperf_kueue.cli import cli
+from aiperf_kueue.cli.report import clean
+from aiperf_kueue.review import markdown
+from aiperf_kueue.review.diff import Plan, compare
+from aiperf_kueue.review.resource_diff import FieldChange
+from aiperf_kueue.stackfile.loader import read_stack_file
+from tests.support import ROOT, SECRET_SIG
 from tests.test_diff import prod
 
 PROD_TEXT = (ROOT / "stacks" / "Pulumi.prod.yaml").read_text()

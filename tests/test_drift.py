@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.drift import compare
-from aiperf_kueue.loader import read_stack
-from aiperf_kueue.node_list import parse_nodes
-from aiperf_kueue.offline.cli import main
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.inventory.drift import compare
+from aiperf_kueue.inventory.node_list import parse_nodes
+from aiperf_kueue.stackfile.loader import read_stack
 from tests.support import STACKS, plan_values, stack_values
 
 NODES = Path(__file__).parent / "nodes"

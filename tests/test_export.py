@@ -19,11 +19,20 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue.offline import cli, export
-from aiperf_kueue.offline.report import APPLY_ORDER
+from aiperf_kueue.cli import cli, export
+from aiperf_kueue.cli.report import APPLY_ORDER
+from aiperf_kueue.installs import releases as installs
 from tests import upstream
 from tests.crd_validation import CRD_PLURALS, load_crd
-from tests.support import COMMITTED_STACKS, STACKS, require_shared, require_upstream
+from tests.support import (
+    CHECKED_STACKS,
+    STACKS,
+    plan_values,
+    require_shared,
+    require_upstream,
+    stack_file,
+    stack_values,
+)
 
 #: Built-in kinds the export uses: (apiVersion, kind) → namespaced.
 BUILT_IN = {
@@ -85,8 +94,11 @@ class Cluster:
         return problems
 
 
-def prerequisites(kueue_version: str) -> Cluster:
-    """A cluster with Kueue, JobSet and the AIPerf operator installed and nothing else of ours."""
+def prerequisites(
+    kueue_version: str, operator_namespace: str = "aiperf-system", operator: str = "aiperf-operator"
+) -> Cluster:
+    """A cluster with Kueue, JobSet and the AIPerf operator (its namespace and Deployment name as the
+    stack's ``operator`` says) installed and nothing else of ours."""
     served = dict(BUILT_IN)
     kueue_crds = require_upstream(upstream.kueue_dir, kueue_version) / upstream.CRD_BASES
     files = [kueue_crds / f"kueue.x-k8s.io_{plural}.yaml" for plural in CRD_PLURALS]
@@ -97,13 +109,13 @@ def prerequisites(kueue_version: str) -> Cluster:
             served[(crd.api_version, crd.kind)] = crd.namespaced
     cluster = Cluster(served)
     # What the operator chart runs, in the namespace it was installed to.
-    cluster.objects |= {("Namespace", "", "aiperf-system"), ("Deployment", "aiperf-system", "aiperf-operator")}
+    cluster.objects |= {("Namespace", "", operator_namespace), ("Deployment", operator_namespace, operator)}
     return cluster
 
 
 def exported(stack: str, out: Path) -> list[Path]:
     """``aiperf-kueue export STACK --out out``; the operator-env files, then the others, in name order."""
-    assert cli.main(["export", str(STACKS / f"Pulumi.{stack}.yaml"), "--out", str(out)]) == 0
+    assert cli.main(["export", str(stack_file(stack)), "--out", str(out)]) == 0
     patches = sorted((out / export.PATCH_DIR).glob("*.yaml")) if (out / export.PATCH_DIR).is_dir() else []
     return [*patches, *sorted(p for p in out.glob("*.yaml") if p.name != export.KUSTOMIZATION)]
 
@@ -116,7 +128,7 @@ def load(path: Path) -> dict[str, Any]:
 
 def planned(stack: str, out: Path) -> tuple[str, list[dict[str, Any]]]:
     """``plan STACK --out out``: the Kueue release it targets, and manifests.yaml's documents in order."""
-    assert cli.main(["plan", str(STACKS / f"Pulumi.{stack}.yaml"), "--out", str(out)]) == 0
+    assert cli.main(["plan", str(stack_file(stack)), "--out", str(out)]) == 0
     version = json.loads((out / "plan.json").read_text())["kueue"]["version"]
     docs = [d for d in yaml.safe_load_all((out / "manifests.yaml").read_text()) if d is not None]
     return str(version), docs
@@ -127,12 +139,13 @@ def ident(obj: dict[str, Any]) -> tuple[str, str, str]:
     return obj["kind"], meta.get("namespace", ""), meta["name"]
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_export_applies_in_order_to_a_cluster_with_only_the_prerequisites(stack: str, tmp_path: Path) -> None:
     version, manifests = planned(stack, tmp_path / "plan")
     files = exported(stack, tmp_path / "export")
     objects = [load(p) for p in files]
-    cluster = prerequisites(version)
+    config, _ = plan_values(*stack_values(stack)[:1])
+    cluster = prerequisites(version, config.operator.namespace, installs.operator_fullname(config.operator))
     problems = [p for obj in objects for p in cluster.apply(obj)]
     assert problems == []
     assert len({ident(o) for o in objects}) == len(objects)

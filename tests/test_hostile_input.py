@@ -14,11 +14,11 @@ import pulumi
 import pytest
 
 import components.stack_config
-from aiperf_kueue import display
-from aiperf_kueue.errors import Problem, key_path
-from aiperf_kueue.loader import decode_engine_config
-from aiperf_kueue.offline import engine
-from aiperf_kueue.offline.cli import main
+from aiperf_kueue.cli import engine
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.common import display
+from aiperf_kueue.common.errors import Problem, key_path
+from aiperf_kueue.stackfile.loader import decode_engine_config
 from tests.support import COMMITTED_STACKS, ROOT
 
 DEV = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
@@ -168,7 +168,13 @@ def test_values_are_shown_in_yaml_terms() -> None:
         "!!binary (1 bytes)",
         "a number with 91 digits",
     ]
-    assert display.show({"a b": [1, None], "c": "it's"}) == "{'a b': [1, null], c: \"it's\"}"
+    # Lists and mappings in words, never a repr: their size, the first few items, how many more.
+    assert (
+        display.show({"a b": [1, None], "c": "it's"}) == "a mapping of 2 keys ('a b': a list of 2 items, c: \"it's\")"
+    )
+    assert display.show(["name", "nodes", "cpu"]) == "a list of 3 items ('name', 'nodes', 'cpu')"
+    assert display.show(list(range(998))) == "a list of 998 items (0, 1, 2 … and 995 more)"
+    assert (display.show([]), display.show({})) == ("an empty list", "an empty mapping")
     assert Problem("", "bad\u202e\n").line("f.yaml") == "f.yaml: bad\\u202e\\n"
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import pulumi
 import pytest
 
-from aiperf_kueue.offline import engine
-from aiperf_kueue.offline.engine import run_program
-from components.installs import CRD_TYPE, PVC_TYPE, protect_crds, retain_volumes
+from aiperf_kueue.cli import engine
+from aiperf_kueue.cli.engine import run_program
+from components.installs import CRD_TYPE, PVC_TYPE, SECRET_TYPE, leave_cert_data, protect_crds, retain_volumes
 from tests.support import by_name, committed_run, stack_values
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
@@ -43,6 +43,18 @@ def test_pvcs_are_retained_not_protected() -> None:
     assert (result.opts.retain_on_delete, result.opts.protect) == (True, None)
 
 
+def test_webhook_cert_secrets_leave_their_data_to_the_controller() -> None:
+    secret = pulumi.ResourceTransformArgs(
+        True, SECRET_TYPE, "jobset-chart:jobset-system/jobset-webhook-server-cert", {}, pulumi.ResourceOptions()
+    )
+    result = leave_cert_data(secret)
+    assert result is not None
+    assert (result.opts.ignore_changes, result.opts.protect) == (["data"], None)
+    other = pulumi.ResourceTransformArgs(True, SECRET_TYPE, "operator-chart:aiperf-system/creds", {}, None)
+    assert leave_cert_data(other) is None
+    assert leave_cert_data(_args(CRD_TYPE)) is None
+
+
 @pytest.mark.parametrize("type_", [DEPLOYMENT_TYPE, "kubernetes:core/v1:Service", "kubernetes:core/v1:Namespace"])
 def test_other_children_are_left_alone(type_: str) -> None:
     assert protect_crds(_args(type_)) is None
@@ -69,11 +81,11 @@ def _transforms(monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], secrets
 def test_every_chart_carries_the_transforms(monkeypatch: pytest.MonkeyPatch) -> None:
     values, secrets = stack_values("prod")
     seen = _transforms(monkeypatch, values, secrets)
-    assert seen["operator-chart"] == [retain_volumes, protect_crds]
-    assert seen["jobset-chart"] == [retain_volumes, protect_crds]
+    assert seen["operator-chart"] == [retain_volumes, leave_cert_data, protect_crds]
+    assert seen["jobset-chart"] == [retain_volumes, leave_cert_data, protect_crds]
     # Kueue's too: its CRDs protected, not the whole chart (protect would reach every object it renders, and a
     # changed manager config replaces the chart's ConfigMap: `pulumi up` would refuse).
-    assert seen["kueue-chart"] == [retain_volumes, protect_crds]
+    assert seen["kueue-chart"] == [retain_volumes, leave_cert_data, protect_crds]
 
 
 def test_protect_crds_false_keeps_only_the_volumes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,11 +93,26 @@ def test_protect_crds_false_keeps_only_the_volumes(monkeypatch: pytest.MonkeyPat
     values["operator"] = {**values["operator"], "protectCrds": False}
     values["jobset"] = {"protectCrds": False}
     seen = _transforms(monkeypatch, values, secrets)
-    assert seen["operator-chart"] == [retain_volumes]
-    assert seen["jobset-chart"] == [retain_volumes]
+    assert seen["operator-chart"] == [retain_volumes, leave_cert_data]
+    assert seen["jobset-chart"] == [retain_volumes, leave_cert_data]
 
 
 def test_the_operator_namespace_that_holds_the_results_pvc_is_retained() -> None:
     resources = by_name(committed_run("prod"))
     assert (resources["operator-ns"]["retainOnDelete"], resources["operator-ns"]["protect"]) == (True, False)
     assert resources["jobset-ns"]["retainOnDelete"] is False
+
+
+def test_the_offline_engine_asks_a_charts_transforms_whether_its_crds_are_protected() -> None:
+    # No component says so in its outputs: the engine applies the chart's own transforms to a CRD.
+    assert engine.protects_crds([retain_volumes, protect_crds, leave_cert_data]) is True
+    assert engine.protects_crds([retain_volumes, leave_cert_data]) is False
+    assert engine.protects_crds([]) is False
+    values, secrets = stack_values("prod")
+    values["jobset"] = {"protectCrds": False}
+    charts = {
+        r["name"]: r.get("protectsCrds", False)
+        for r in run_program("prod", values, secrets).resources
+        if r["type"] == "kubernetes:helm.sh/v4:Chart"
+    }
+    assert charts == {"kueue-chart": True, "jobset-chart": False, "operator-chart": True}

@@ -10,14 +10,17 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue import install_checks, installs, operator_objects
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.offline import engine
-from aiperf_kueue.offline.engine import SECRET_SIG, run_program
-from aiperf_kueue.offline.report import clean, resource_records
+from aiperf_kueue.cli import engine
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.cli.report import clean, resource_records
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.installs import install_checks, operator_objects
+from aiperf_kueue.installs import releases as installs
 from tests import upstream
 from tests.support import (
+    CHECKED_STACKS,
     COMMITTED_STACKS,
+    SECRET_SIG,
     by_name,
     committed_run,
     plan_values,
@@ -101,6 +104,16 @@ NOT_OURS = {
         }
     ]
 }
+
+
+@pytest.mark.parametrize(("version", "rayservice"), [("0.15.0", False), ("0.16.1", False), ("0.17.0", True)])
+def test_the_rayservice_framework_only_from_kueue_0_17(version: str, rayservice: bool) -> None:
+    # Kueue 0.15.0 refused "ray.io/rayservice" and never started (the upgrade e2e).
+    values, _ = stack_values("dev")
+    values["kueue"] = {"version": version}
+    frameworks = _manager_config(values)["integrations"]["frameworks"]
+    assert ("ray.io/rayservice" in frameworks) is rayservice
+    assert len(frameworks) == (12 if rayservice else 11)
 
 
 def test_kueue_manager_config_for_0_10_1() -> None:
@@ -273,7 +286,7 @@ def test_unknown_keys_are_found_at_any_depth() -> None:
 
 
 @pytest.mark.parametrize("version", ["0.19.2", "0.10.1"])
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_kueue_values_use_only_keys_the_chart_knows(stack: str, version: str) -> None:
     chart = require_upstream(upstream.kueue_chart_dir, version)
     chart_values = yaml.safe_load((chart / "values.yaml").read_text())
@@ -416,27 +429,52 @@ def _ancestors_and_self(resources: dict[str, dict[str, Any]], record: dict[str, 
     return chain
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+def test_the_shipped_install_graph_pins_the_charts() -> None:
+    for stack in ("dev", "prod"):
+        resources = by_name(committed_run(stack))
+        assert (resources["kueue-chart"]["inputs"]["version"], resources["jobset-chart"]["inputs"]["version"]) == (
+            "0.19.2",
+            "0.12.0",
+        )
+        assert {"kueue-chart", "jobset-chart", "operator-chart", "operator-env", KUEUE_GATE} <= set(resources)
+
+
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_install_graph(stack: str) -> None:
+    # Any stack a user adds: Kueue, JobSet or the operator may be managed elsewhere (install: false),
+    # and Kueue may be another version; what is installed here is ordered the same way.
+    values, _ = stack_values(stack)
+    config, plan = plan_values(values)
     resources = by_name(committed_run(stack))
     gate = resources[KUEUE_GATE]
-    kueue_chart, jobset_chart, operator_chart = (
-        resources[n] for n in ("kueue-chart", "jobset-chart", "operator-chart")
-    )
-    assert (kueue_chart["inputs"]["version"], jobset_chart["inputs"]["version"]) == ("0.19.2", "0.12.0")
-    assert (kueue_chart["protect"], kueue_chart["protectsCrds"]) == (False, True)
-    assert resources["kueue-ns"]["protect"] is True
-    assert gate["dependsOn"] == [kueue_chart["urn"]]
-    assert gate["urn"] in operator_chart["dependsOn"]
-    assert jobset_chart["urn"] in operator_chart["dependsOn"]
-    assert resources["operator-env"]["dependsOn"] == [operator_chart["urn"]]
-    # Every AIPerfJob waits for the env patch too: it pins the sizing the admission proof assumed.
+    # What this stack installs: the charts present are exactly those whose install is on.
+    kueue_chart = resources.get("kueue-chart")
+    jobset_chart = resources.get("jobset-chart")
+    operator_chart = resources.get("operator-chart")
+    operator_env = resources.get("operator-env")
+    assert (kueue_chart is not None) == (config.kueue.install and config.kueue.source == "helm")
+    assert (jobset_chart is not None) == config.jobset.install
+    assert (operator_chart is not None, operator_env is not None) == (config.operator.install,) * 2
+    if kueue_chart is not None:
+        assert kueue_chart["inputs"]["version"] == installs.kueue_release(config, plan.target).version
+        assert (kueue_chart["protect"], kueue_chart["protectsCrds"]) == (False, True)
+        assert resources["kueue-ns"]["protect"] is True
+        assert gate["dependsOn"] == [kueue_chart["urn"]]
+    if jobset_chart is not None:
+        assert jobset_chart["inputs"]["version"] == config.jobset.version
+    if operator_chart is not None and operator_env is not None:
+        assert gate["urn"] in operator_chart["dependsOn"]
+        if jobset_chart is not None:
+            assert jobset_chart["urn"] in operator_chart["dependsOn"]
+        assert operator_env["dependsOn"] == [operator_chart["urn"]]
+    # Every AIPerfJob waits for the gate and for whatever of JobSet and the operator is installed here,
+    # the env patch too: it pins the sizing the admission proof assumed.
+    installed = [r["urn"] for r in (gate, jobset_chart, operator_chart, operator_env) if r is not None]
     jobs = [r for r in resources.values() if r["type"].endswith(":AIPerfJob")]
-    assert jobs
+    # One AIPerfJob per job and per sweep point (prod: 1 + 5).
+    assert len(jobs) == len(config.jobs) + sum(len(s.concurrency) for s in config.sweeps)
     for job in jobs:
-        assert {gate["urn"], jobset_chart["urn"], operator_chart["urn"], resources["operator-env"]["urn"]} <= set(
-            job["dependsOn"]
-        ), job["name"]
+        assert set(installed) <= set(job["dependsOn"]), job["name"]
     kueue_objects = [r for r in resources.values() if r["type"].startswith("kubernetes:kueue.x-k8s.io/")]
     assert kueue_objects
     for r in kueue_objects:
@@ -458,6 +496,8 @@ def test_readiness_gate_inputs() -> None:
         "attempts": 40,
         "intervalSeconds": 2,
         "timeoutSeconds": 300,
+        # The stack's cluster (aiperf-kueue:cluster.context): the gate waits where the provider deploys.
+        "context": "prod-gpu",
     }
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.inventory_nodes import dns_label, existing_pools, import_inventory
-from aiperf_kueue.loader import read_stack
-from aiperf_kueue.node_list import Node, parse_nodes
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.stack_edit import inventory_value
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.inventory.inventory_nodes import dns_label, existing_pools, import_inventory
+from aiperf_kueue.inventory.node_list import Node, parse_nodes
+from aiperf_kueue.inventory.stack_edit import inventory_value
+from aiperf_kueue.stackfile.loader import read_stack
 from tests.support import STACKS, plan_values
 
 NODES = Path(__file__).parent / "nodes"
@@ -42,7 +42,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 # --- Pools per cloud ------------------------------------------------------------------------------------------
 
 
-def test_gke_pools_by_accelerator_label_cpu_pool_by_node_pool() -> None:
+def test_gke_pools_by_node_pool_label() -> None:
     result = import_inventory(nodes_of("gke.json"))
     assert inventory_value(result, None) == {
         "pools": [
@@ -54,12 +54,12 @@ def test_gke_pools_by_accelerator_label_cpu_pool_by_node_pool() -> None:
                 "nodeLabels": {"cloud.google.com/gke-nodepool": "cpu-pool"},
             },
             {
-                "name": "nvidia-h100-80gb",
+                "name": "h100-pool",
                 "nodes": 3,
                 "cpu": "207410m",
                 "memory": "1865488324Ki",
                 "gpus": 8,
-                "nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                "nodeLabels": {"cloud.google.com/gke-nodepool": "h100-pool"},
                 "nodeTaints": [GPU_TAINT],
             },
         ]
@@ -76,7 +76,7 @@ def test_gke_pools_by_accelerator_label_cpu_pool_by_node_pool() -> None:
     assert result.warnings == ()
 
 
-def test_eks_pools_by_gpu_operator_and_karpenter_labels_not_ready_left_out() -> None:
+def test_eks_pools_by_node_group_and_karpenter_node_pool_not_ready_left_out() -> None:
     result = import_inventory(nodes_of("eks.json"))
     assert inventory_value(result, None) == {
         "pools": [
@@ -88,22 +88,22 @@ def test_eks_pools_by_gpu_operator_and_karpenter_labels_not_ready_left_out() -> 
                 "nodeLabels": {"eks.amazonaws.com/nodegroup": "system"},
             },
             {
-                "name": "nvidia-h100-80gb-hbm3",
+                "name": "gpu-p5",
                 "nodes": 2,
                 "cpu": "191450m",
                 "memory": "2057427628Ki",
                 "gpus": 8,
-                "nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+                "nodeLabels": {"eks.amazonaws.com/nodegroup": "gpu-p5"},
                 # The NotReady node's node.kubernetes.io/unreachable taints are Kubernetes' own: never a pool's.
                 "nodeTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
             },
             {
-                "name": "l40s",
+                "name": "gpu-inference",
                 "nodes": 1,
                 "cpu": "47810m",
                 "memory": "389012180Ki",
                 "gpus": 4,
-                "nodeLabels": {"karpenter.k8s.aws/instance-gpu-name": "l40s"},
+                "nodeLabels": {"karpenter.sh/nodepool": "gpu-inference"},
                 "nodeTaints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
             },
         ]
@@ -116,7 +116,7 @@ def test_eks_pools_by_gpu_operator_and_karpenter_labels_not_ready_left_out() -> 
     )
 
 
-def test_aks_gpu_pool_by_instance_type_cpu_pools_by_agent_pool() -> None:
+def test_aks_pools_by_agent_pool() -> None:
     result = import_inventory(nodes_of("aks.json"))
     assert inventory_value(result, None) == {
         "pools": [
@@ -137,12 +137,12 @@ def test_aks_gpu_pool_by_instance_type_cpu_pools_by_agent_pool() -> None:
             },
             {
                 # AKS's accelerator label only says "nvidia": the machine type names the GPU.
-                "name": "standard-nc96ads-a100-v4",
+                "name": "gpua100",
                 "nodes": 2,
                 "cpu": "95690m",
                 "memory": "896904540Ki",
                 "gpus": 4,
-                "nodeLabels": {"node.kubernetes.io/instance-type": "Standard_NC96ads_A100_v4"},
+                "nodeLabels": {"kubernetes.azure.com/agentpool": "gpua100"},
                 "nodeTaints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}],
             },
         ]
@@ -294,7 +294,7 @@ def test_new_nodes_beside_the_stacks_pools_become_new_pools() -> None:
         ("cpu", 4, {"node-pool": "cpu"}),
         ("gpu-h100", 4, {"node-pool": "gpu-h100"}),
         ("gpu-a100", 2, {"node-pool": "gpu-a100"}),
-        ("l40s", 1, {"karpenter.k8s.aws/instance-gpu-name": "l40s"}),
+        ("gpu-inference", 1, {"karpenter.sh/nodepool": "gpu-inference"}),
     ]
 
 
@@ -309,7 +309,7 @@ def test_new_nodes_beside_the_stacks_pools_become_new_pools() -> None:
             {
                 "benchmarks": {
                     "cpu-pool": {"cpu": "63700m", "memory": "240994Mi", "nvidia.com/gpu": 0},
-                    "nvidia-h100-80gb": {"cpu": "622230m", "memory": "5465297Mi", "nvidia.com/gpu": 24},
+                    "h100-pool": {"cpu": "622230m", "memory": "5465297Mi", "nvidia.com/gpu": 24},
                 }
             },
         ),
@@ -318,8 +318,8 @@ def test_new_nodes_beside_the_stacks_pools_become_new_pools() -> None:
             {
                 "benchmarks": {
                     "system": {"cpu": "15820m", "memory": "61267Mi", "nvidia.com/gpu": 0},
-                    "nvidia-h100-80gb-hbm3": {"cpu": "382900m", "memory": "4018413Mi", "nvidia.com/gpu": 16},
-                    "l40s": {"cpu": "47810m", "memory": "379894Mi", "nvidia.com/gpu": 4},
+                    "gpu-p5": {"cpu": "382900m", "memory": "4018413Mi", "nvidia.com/gpu": 16},
+                    "gpu-inference": {"cpu": "47810m", "memory": "379894Mi", "nvidia.com/gpu": 4},
                 }
             },
         ),
@@ -329,7 +329,7 @@ def test_new_nodes_beside_the_stacks_pools_become_new_pools() -> None:
                 "benchmarks": {
                     "system": {"cpu": "3860m", "memory": "12579Mi", "nvidia.com/gpu": 0},
                     "cpu": {"cpu": "63160m", "memory": "233903Mi", "nvidia.com/gpu": 0},
-                    "standard-nc96ads-a100-v4": {"cpu": "191380m", "memory": "1751766Mi", "nvidia.com/gpu": 8},
+                    "gpua100": {"cpu": "191380m", "memory": "1751766Mi", "nvidia.com/gpu": 8},
                 }
             },
         ),

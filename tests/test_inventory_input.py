@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.offline.cli import main
+from aiperf_kueue.cli.cli import main
 from tests.nodes_support import node, node_list
 from tests.support import STACKS
 
-EXPECTED = "give the output of `kubectl get nodes -o json`"
+EXPECTED = "give the output of `kubectl get nodes -o json` (or -o yaml)"
 
 
 def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -53,10 +53,18 @@ def write(tmp_path: Path, content: Any) -> Path:
         # `kubectl get nodes` without -o json: the table.
         (
             "NAME     STATUS   ROLES           AGE   VERSION\ncp-1     Ready    control-plane   20d   v1.32.2\n",
-            f"not JSON (Expecting value at line 1 column 1); {EXPECTED}",
+            f"not JSON or YAML of a node list (plain text: a table?); {EXPECTED}",
         ),
-        # -o yaml.
-        ("apiVersion: v1\nitems: []\nkind: List\n", f"not JSON (Expecting value at line 1 column 1); {EXPECTED}"),
+        # -o yaml of something else.
+        (
+            "apiVersion: v1\nkind: Pod\n",
+            f"not a node list: kind 'Pod', expected kind List or NodeList with items; {EXPECTED}",
+        ),
+        (
+            "a: [\n",
+            "not valid YAML at line 2, column 1: did not find expected node content (while parsing a flow node); "
+            + EXPECTED,
+        ),
         ("", f"not JSON (Expecting value at line 1 column 1); {EXPECTED}"),
         ("[]", f"not a node list: a JSON array; {EXPECTED}"),
         (

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.offline.cli import main
+from aiperf_kueue.cli.cli import main
 from tests.support import STACKS
 
 NODES = Path(__file__).parent / "nodes"
@@ -166,7 +166,8 @@ def test_a_kubeconfig_that_cannot_be_used_exits_2(tmp_path: Path) -> None:
     missing = tmp_path / "absent"
     code, out, err = run("drift", "prod", "--kubeconfig", str(missing))
     assert (code, out) == (2, "")
-    assert err.startswith(f"--kubeconfig {missing}: cannot use the kubeconfig: ")
+    # drift reads the stack's own context (aiperf-kueue:cluster.context) when none is given.
+    assert err.startswith(f"--kubeconfig {missing} --context prod-gpu: cannot use the kubeconfig: ")
     config = kubeconfig(tmp_path / "kubeconfig", {"bench": "http://127.0.0.1:9"}, "bench")
     code, out, err = run("drift", "prod", "--kubeconfig", str(config), "--context", "elsewhere")
     assert (code, out) == (2, "")

@@ -1,6 +1,6 @@
 """Config models of ``aiperf-kueue:jobs`` / ``sweeps``: the typed AIPerfJob spec, its rules, sweeps.
 
-Messages are checked as the loader shows them (``aiperf_kueue.loader._problem``). The models
+Messages are checked as the loader shows them (``aiperf_kueue.stackfile.loader._problem``). The models
 mirror AIPerf 0.13.0 (``tests/test_aiperf_oracle*.py`` compare them with the release's own);
 where the reference CRD is available (``../shared/reference/aiperf``), specs the models accept
 (reject) are also accepted (rejected) by that CRD's schema and CEL rules.
@@ -15,12 +15,12 @@ import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.expansion import JobEntry, expand_sweeps
 from aiperf_kueue.config.jobs import Job, Sweep
 from aiperf_kueue.config.sizing import OperatorSizing
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import _problem, parse_config, read_stack_file
+from aiperf_kueue.stackfile.loader import _problem, parse_config, read_stack_file
 from tests.crd_validation import load_crd, validate
 from tests.support import require_shared
 
@@ -79,7 +79,7 @@ RICH: dict[str, Any] = {
     "multiRun": {"numRuns": 1, "cooldownSeconds": 0.5},
     "failurePolicy": {"onChildFailure": "abort", "maxFailures": 0},
     "variables": {"isl": 512, "nested": {"any": ["thing"]}},
-    "plot": {"anything": True},
+    "plot": {"visualization": {"multiRunPlots": {"any": {"free": "form"}}}, "experimentClassification": {"x": 1}},
     "podTemplate": {
         "env": [
             {"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "llm", "key": "token"}}},
@@ -769,3 +769,47 @@ def test_accepted_specs_pass_the_crd(crd: Any) -> None:
 def test_rejected_specs_fail_the_crd_too(crd: Any, data: dict[str, Any]) -> None:
     assert problems(AIPerfJobSpec, data)
     assert crd_findings(crd, data)
+
+
+def test_communication_plot_and_shorthand_phases_take_the_releases_values() -> None:
+    """The sections AIPerf 0.13.0 types and the program once kept free-form: each bad value is
+    named at its key (the oracle tests compare acceptance with the release itself)."""
+    def runtime(communication: Any) -> dict[str, Any]:
+        return with_benchmark(runtime={"communication": communication})
+
+    assert problems(AIPerfJobSpec, runtime({"type": "dual", "recordsPort": 5557, "controllerHost": "c"})) == {}
+    assert problems(AIPerfJobSpec, runtime({"type": "IPC"})) == {
+        "benchmark.runtime.communication": "type must be one of ipc, tcp, dual (lower case), got type 'IPC'"
+    }
+    assert problems(AIPerfJobSpec, runtime({"type": "ipc", "host": "h"})) == {
+        "benchmark.runtime.communication": "unknown key 'host' for type ipc"
+    }
+    assert problems(AIPerfJobSpec, runtime({"type": "tcp", "recordsPort": 0})) == {
+        "benchmark.runtime.communication.recordsPort": "must be >= 1, got 0"
+    }
+    assert problems(AIPerfJobSpec, runtime({"type": "tcp", "eventBusProxy": {"frontendPort": 1}})) == {
+        "benchmark.runtime.communication.eventBusProxy.backendPort": "required, but not set"
+    }
+    assert problems(AIPerfJobSpec, base(plot={})) == {"plot.visualization": "required, but not set"}
+    assert problems(AIPerfJobSpec, base(plot="plot.yaml")) == {
+        "plot": "must be an inline mapping (visualization, settings, experimentClassification), got the path "
+        "'plot.yaml': AIPerf would read it from the operator's own file system, where the stack's files are "
+        "not; inline the plot YAML here"
+    }
+    assert problems(AIPerfJobSpec, base(plot={"visualization": {"singleRunDefaults": ["ttft"]}})) == {
+        "plot.visualization": "singleRunDefaults names 'ttft', which singleRunPlots does not define; defined: none"
+    }
+    downsampling = {"visualization": {}, "settings": {"serverMetricsDownsampling": {"aggregationMethod": "sum"}}}
+    assert problems(AIPerfJobSpec, base(plot=downsampling)) == {
+        "plot.settings.serverMetricsDownsampling.aggregationMethod": (
+            "must be one of 'mean', 'max', 'min' or 'median', got 'sum'"
+        )
+    }
+    assert problems(AIPerfJobSpec, base(variables=[1])) == {"variables": "must be a mapping, got a list of 1 item (1)"}
+    shorthand = with_benchmark(phases=None, profiling={"type": "concurrency", "concurrency": 0, "requests": 1})
+    assert problems(AIPerfJobSpec, shorthand) == {"benchmark.profiling.concurrency": "must be >= 1, got 0"}
+    shorthand = with_benchmark(phases=None, profiling={"type": "concurrency", "requests": 1})
+    shorthand["benchmark"]["warmup"] = None  # the release's normalizer makes it phases[0], not a mapping
+    assert problems(AIPerfJobSpec, shorthand) == {
+        "benchmark.warmup": "must be a phase mapping (e.g. {type: concurrency, concurrency: 8}), got null"
+    }

@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import manifests
-from aiperf_kueue.loader import read_stack_file
-from aiperf_kueue.offline.report import clean
-from aiperf_kueue.stack_plan import StackPlan, plan_values
+from aiperf_kueue.cli.report import clean
+from aiperf_kueue.plan import manifests
+from aiperf_kueue.plan.stack_plan import StackPlan, plan_values
+from aiperf_kueue.stackfile.loader import read_stack_file
 from tests.oracle import Oracle, oracle_fixture, stack_cluster  # noqa: F401 (the session fixture `oracle`)
 from tests.support import ROOT, committed_run, stack_values
 from tests.test_aiperf_oracle import SECRETS, operator_env

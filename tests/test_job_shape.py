@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-from aiperf_kueue.job_shape import Container, job_shape, predicted_jobset, round_up, weighted_split
-from aiperf_kueue.requests import SizingError, canonical, format_requests
-from aiperf_kueue.sizing import ContainerSize, Sizing, release_sizing
+from aiperf_kueue.workload.job_shape import Container, job_shape, predicted_jobset, round_up, weighted_split
+from aiperf_kueue.workload.requests import SizingError, canonical, format_requests
+from aiperf_kueue.workload.sizing import ContainerSize, Sizing, release_sizing
 
 MI = 2**20
 DEFAULTS = release_sizing("0.13.0")

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue.loader import read_stack_file
-from aiperf_kueue.manifests import AIPERF_JOB_IMMUTABLE
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.offline.engine import ProgramRun, run_program
-from aiperf_kueue.offline.report import SECRET_SIG, clean
-from tests.support import ROOT, by_name, committed_run, stack_values
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.cli.engine import ProgramRun, run_program
+from aiperf_kueue.cli.report import clean
+from aiperf_kueue.plan.manifests import AIPERF_JOB_IMMUTABLE
+from aiperf_kueue.stackfile.loader import read_stack_file
+from tests.support import ROOT, SECRET_SIG, by_name, committed_run, stack_values
 
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
 JOB_TYPE = "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob"

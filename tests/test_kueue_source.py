@@ -10,13 +10,14 @@ import pulumi
 import pytest
 import yaml
 
-from aiperf_kueue import install_checks, installs
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.offline.engine import run_program
-from aiperf_kueue.offline.report import clean
-from aiperf_kueue.stack_plan import plan_stack
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.cli.report import clean
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.installs import install_checks
+from aiperf_kueue.installs import releases as installs
+from aiperf_kueue.plan.stack_plan import plan_stack
+from aiperf_kueue.stackfile.loader import parse_config
 from tests.support import by_name, committed_run, plan_values, stack_values
 
 URL_0_19_2 = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"

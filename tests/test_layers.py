@@ -14,8 +14,7 @@ CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlin
 CONTRACTS = {c["type"]: c for c in CONFIG["contracts"]}
 #: Pulumi-facing: they may import Pulumi, the Kubernetes client and each other by layer.
 ADAPTERS = {
-    "aiperf_kueue.bench",
-    "aiperf_kueue.offline",
+    "aiperf_kueue.cli",
     "components",
     "aiperf_kueue.providers",
     "aiperf_kueue.policies",
@@ -55,7 +54,17 @@ def test_every_layer_below_the_adapters_is_pure() -> None:
 
 def test_the_layers_read_config_to_components() -> None:
     layers = layered()
-    order = ["aiperf_kueue.config", "aiperf_kueue.planner", "aiperf_kueue.manifests", "aiperf_kueue.stack_plan"]
+    order = ["aiperf_kueue.config", "aiperf_kueue.queues", "aiperf_kueue.workload", "aiperf_kueue.plan"]
     assert [layers.index(m) for m in order] == sorted((layers.index(m) for m in order), reverse=True)
-    assert layers.index("components") < layers.index("aiperf_kueue.stack_plan")
-    assert layers.index("aiperf_kueue.offline") < layers.index("aiperf_kueue.stack_plan")
+    assert layers.index("components") < layers.index("aiperf_kueue.plan")
+    assert layers.index("aiperf_kueue.cli") < layers.index("aiperf_kueue.plan")
+
+
+def test_the_layers_are_packages_named_by_domain() -> None:
+    # A newcomer finds the quota planner, a job's pod sizing and the diff's rendering by folder.
+    assert (ROOT / "aiperf_kueue" / "queues" / "planner.py").is_file()
+    assert (ROOT / "aiperf_kueue" / "workload" / "sizing.py").is_file()
+    assert (ROOT / "aiperf_kueue" / "review" / "markdown.py").is_file()
+    assert [m for m in layered() if m != "components" and not (ROOT / m.replace(".", "/")).is_dir()] == [
+        "aiperf_kueue.policies"
+    ]

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from aiperf_kueue.offline import cli, markdown
-from aiperf_kueue.offline.diff import Plan, compare
+from aiperf_kueue.cli import cli
+from aiperf_kueue.review import markdown
+from aiperf_kueue.review.diff import Plan, compare
 from tests.support import OPERATOR_CHART_NOTE, ROOT
 from tests.test_diff import LLAMA_LATENCY, _record, _without, fixture, prod
 

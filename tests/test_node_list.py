@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from aiperf_kueue.config import Taint
-from aiperf_kueue.node_list import parse_nodes
+from aiperf_kueue.inventory.node_list import parse_nodes
 from tests.nodes_support import node, node_list
 
 

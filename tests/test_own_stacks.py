@@ -1,116 +1,28 @@
 """A team adds its own cluster's stack beside the shipped examples, and the suite stays green.
 
-The suite's stack checks (every test parametrized over ``stacks/``) run on a copy of stacks/
-with two stacks added: one that plans with a warning (allowed: it did not opt in) and one that
-opts in to ``aiperf-kueue:warnings: error`` (held to "no warnings", as the shipped examples are).
+The suite's stack checks (every test parametrized over :data:`tests.support.CHECKED_STACKS`) run,
+in the suite itself, on the committed stacks and on stacks added beside them
+(:mod:`tests.stack_variants`): one that plans with a warning (allowed: it did not opt in), one that
+opts in to ``aiperf-kueue:warnings: error`` (held to "no warnings", as the shipped examples are),
+and the variants of the shipped examples (an operator managed elsewhere, with its env declared or
+unknown; no env default queue; a default priority class and another operator release; Kueue
+0.10.1; several GPU pools; one team; queues and no jobs). This module checks that they are among
+the parametrizations, and what the two lab stacks plan to.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import sys
+import importlib
+import itertools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from aiperf_kueue.offline import cli
-from tests.support import ROOT, STACKS, missing_input
-
-#: A lab with only GPU nodes and one ClusterQueue that takes everything (no share needed).
-LAB_GPU = """\
-# One GPU pool, one team: the ClusterQueue takes the whole inventory.
-config:
-  aiperf-kueue:inventory:
-    pools:
-      - name: l40s
-        nodes: 2
-        cpu: "64"
-        memory: 256Gi
-        gpus: 4
-  aiperf-kueue:queues:
-    clusterQueues:
-      - name: lab
-        namespaces:
-          - name: bench-lab
-  aiperf-kueue:operator:
-    sizing:
-      controller:
-        # 0.13.0's 256Mi is under twice the records manager's floor: its preflight would warn.
-        RECORDS_MANAGER:
-          memory: 512Mi
-  aiperf-kueue:jobs:
-    - name: smoke
-      namespace: bench-lab
-      spec:
-        benchmark:
-          models: [mock-model]
-          endpoint:
-            urls: [http://mock-llm.bench-lab.svc:8000]
-            type: chat
-          # A mock server has no metrics to scrape.
-          serverMetrics: {enabled: false}
-          datasets:
-            - name: main
-              type: synthetic
-          phases:
-            - name: profiling
-              type: concurrency
-              concurrency: 4
-              requests: 100
-"""
-
-#: The same lab with a CPU pool for the benchmark clients, opted in to "no warnings".
-LAB_STRICT = """\
-# Warnings fail the plan here: this team keeps its stack warning-free.
-config:
-  aiperf-kueue:warnings: error
-  aiperf-kueue:inventory:
-    headroom: 5
-    pools:
-      - name: cpu
-        nodes: 2
-        cpu: "16"
-        memory: 64Gi
-      - name: l40s
-        nodes: 2
-        cpu: "64"
-        memory: 256Gi
-        gpus: 4
-        cpuAndMemoryFor: gpuQueues
-  aiperf-kueue:queues:
-    clusterQueues:
-      - name: lab
-        namespaces:
-          - name: bench-lab
-  aiperf-kueue:operator:
-    sizing:
-      controller:
-        # 0.13.0's 256Mi is under twice the records manager's floor: its preflight would warn.
-        RECORDS_MANAGER:
-          memory: 512Mi
-  aiperf-kueue:jobs:
-    - name: smoke
-      namespace: bench-lab
-      spec:
-        benchmark:
-          models: [mock-model]
-          endpoint:
-            urls: [http://mock-llm.bench-lab.svc:8000]
-            type: chat
-          # A mock server has no metrics to scrape.
-          serverMetrics: {enabled: false}
-          datasets:
-            - name: main
-              type: synthetic
-          phases:
-            - name: profiling
-              type: concurrency
-              concurrency: 4
-              requests: 100
-"""
+from aiperf_kueue.cli import cli
+from tests.stack_variants import LAB_STRICT, VARIANTS
+from tests.support import ADDED_STACKS, CHECKED_STACKS, COMMITTED_STACKS, WARNING_FREE_STACKS, stack_file
 
 GPU_ONLY_WARNING = (
     "queues.clusterQueues[0]: ClusterQueue 'lab' can place CPU-only pods (every AIPerf controller and worker) only "
@@ -119,7 +31,7 @@ GPU_ONLY_WARNING = (
     "GPU work there with the pool's cpuAndMemoryFor: gpuQueues"
 )
 
-#: Stack checks that must have run, and passed, on the added stacks.
+#: Stack checks that must be parametrized over the added stacks (the suite runs them, as every test).
 EXPECTED = {
     "tests/test_stacks.py::test_committed_stack_plans[lab-gpu]",
     "tests/test_stacks.py::test_committed_stack_plans[lab-strict]",
@@ -136,45 +48,61 @@ EXPECTED = {
     "tests/test_export.py::test_export_applies_in_order_to_a_cluster_with_only_the_prerequisites[lab-strict]",
     "tests/test_byte_stable.py::test_plans_are_byte_identical_across_processes[lab-strict]",
 }
+#: The same checks on every generated variant: the ones a new stack broke before (issue 32) among them.
+VARIANT_CHECKS = (
+    "tests/test_stacks.py::test_committed_stack_plans[{}]",
+    "tests/test_installs.py::test_install_graph[{}]",
+    "tests/test_installs.py::test_kueue_values_use_only_keys_the_chart_knows[{}-0.19.2]",
+    "tests/test_preflight.py::test_by_default_annotation_and_env_default_agree[{}]",
+    "tests/test_preflight.py::test_declared_jobs_are_checked_with_the_queue_they_are_applied_with[{}]",
+    "tests/test_components.py::test_every_child_has_a_component_parent_and_a_derived_name[{}]",
+    "tests/test_blast_radius.py::test_plan_twice_in_one_process_is_byte_identical[{}]",
+    "tests/test_conformance.py::test_builder_output_conforms[{}-committed]",
+    "tests/test_aiperf_conformance.py::test_builder_jobs_conform[{}]",
+    "tests/test_aiperf_oracle.py::test_every_job_of_a_committed_stack_is_created_as_planned[{}]",
+    "tests/test_export.py::test_export_applies_in_order_to_a_cluster_with_only_the_prerequisites[{}]",
+)
+EXPECTED |= {check.format(name) for name in VARIANTS for check in VARIANT_CHECKS}
 
 
-def write_stacks(directory: Path) -> Path:
-    """stacks/ as committed, plus the two lab stacks."""
-    stacks = directory / "stacks"
-    stacks.mkdir()
-    for path in STACKS.glob("Pulumi.*.yaml"):
-        shutil.copy(path, stacks / path.name)
-    (stacks / "Pulumi.lab-gpu.yaml").write_text(LAB_GPU)
-    (stacks / "Pulumi.lab-strict.yaml").write_text(LAB_STRICT)
-    return stacks
+def _ids(function: Callable[..., Any]) -> set[str]:
+    """The test ids pytest gives ``function``'s parametrizations (``[lab-gpu-0.19.2]`` without brackets):
+    each ``parametrize`` mark's ids, nearest the function first, joined by ``-``."""
+    param_set = type(pytest.param(None))
+    per_mark = []
+    for mark in getattr(function, "pytestmark", []):
+        if mark.name != "parametrize":
+            continue
+        ids = mark.kwargs.get("ids")
+        names = []
+        for value in mark.args[1]:
+            if isinstance(value, param_set) and value.id is not None:
+                names.append(value.id)
+                continue
+            value = value.values[0] if isinstance(value, param_set) else value
+            names.append(ids(value) if callable(ids) else str(value))
+        per_mark.append(names)
+    return {"-".join(combo) for combo in itertools.product(*per_mark)}
 
 
-def test_the_suites_stack_checks_pass_on_added_stacks(tmp_path: Path) -> None:
-    stacks = write_stacks(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-k", "lab-gpu or lab-strict", "tests"],
-        cwd=ROOT,
-        env={**os.environ, "AIPERF_KUEUE_STACKS": str(stacks)},
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-    outcomes = re.findall(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", done.stdout, flags=re.MULTILINE)
-    failed = [o for o in outcomes if o[0] not in ("PASSED", "SKIPPED")]
-    assert (done.returncode, failed) == (0, []), done.stdout[-4000:]
-    skipped = re.findall(r"^SKIPPED \[\d+\] (.*)$", done.stdout, flags=re.MULTILINE)
-    if skipped:  # a missing input here (no ../shared, no Go): the same skip, or under CI=true a failure
-        missing_input(f"the suite's stack checks skipped tests here: {skipped[0]}")
-    passed = {test for _, test in outcomes}
-    assert passed >= EXPECTED
-    # Not held to "no warnings": it did not opt in, and it warns.
-    assert "tests/test_stacks.py::test_shipped_and_opted_in_stacks_plan_without_warnings[lab-gpu]" not in passed
+def test_the_suites_stack_checks_are_parametrized_over_the_added_stacks() -> None:
+    assert ["lab-gpu", "lab-strict", *VARIANTS] == ADDED_STACKS
+    assert [*COMMITTED_STACKS, *ADDED_STACKS] == CHECKED_STACKS
+    missing = []
+    for test in sorted(EXPECTED):
+        path, _, rest = test.partition("::")
+        name, _, param = rest.partition("[")
+        module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+        if param.removesuffix("]") not in _ids(getattr(module, name)):
+            missing.append(test)
+    assert missing == []
+    # Held to "no warnings" only where it opted in (the shipped examples are, too).
+    assert "lab-strict" in WARNING_FREE_STACKS
+    assert "lab-gpu" not in WARNING_FREE_STACKS
 
 
 def test_a_stack_that_did_not_opt_in_plans_with_its_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    stacks = write_stacks(tmp_path)
-    assert cli.main(["plan", str(stacks / "Pulumi.lab-gpu.yaml"), "--out", str(tmp_path / "out")]) == 0
+    assert cli.main(["plan", str(stack_file("lab-gpu")), "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert f"Warnings (1):\n  - {GPU_ONLY_WARNING}\n" in out
     # The only ClusterQueue, with neither share nor nominalQuota, takes the whole pool.

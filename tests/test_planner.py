@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aiperf_kueue import quantity
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.queue_plan import apportion
+from aiperf_kueue.common import quantity
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.queues.queue_plan import apportion
 from tests.support import plan_values, stack_values
 
 

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue import preflight
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.offline.engine import SECRET_SIG, run_program
-from aiperf_kueue.offline.report import clean
-from aiperf_kueue.preflight import Cluster, Outcome, check_kueue_queue
-from aiperf_kueue.stack_plan import plan_stack
-from tests.support import COMMITTED_STACKS, committed_run, stack_values
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.cli.report import clean
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.plan import preflight
+from aiperf_kueue.plan.preflight import Cluster, Outcome, check_kueue_queue
+from aiperf_kueue.plan.stack_plan import plan_stack
+from aiperf_kueue.stackfile.loader import parse_config
+from tests.support import CHECKED_STACKS, SECRET_SIG, committed_run, plan_values, stack_values
 
 ANNOTATION = "kueue.x-k8s.io/default-queue-name"
 CLUSTER = Cluster(
@@ -145,7 +145,7 @@ def _unwrapped(value: Any) -> Any:
     return value
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_declared_jobs_are_checked_with_the_queue_they_are_applied_with(stack: str) -> None:
     run = committed_run(stack)
     jobs = [_unwrapped(r["inputs"]) for r in run.resources if r["type"].endswith(":AIPerfJob")]
@@ -153,7 +153,9 @@ def test_declared_jobs_are_checked_with_the_queue_they_are_applied_with(stack: s
     checked = {
         (r["namespace"], r["objectName"]): r["queueName"] for r in run.outputs["preflight"] if r["kind"] == "AIPerfJob"
     }
-    assert applied
+    config, _ = plan_values(stack_values(stack)[0])
+    # One AIPerfJob per job and per sweep point (a stack may declare none yet).
+    assert len(applied) == len(config.jobs) + sum(len(s.concurrency) for s in config.sweeps)
     assert checked == applied
 
 
@@ -277,11 +279,32 @@ def test_an_env_default_turned_off_warns_for_every_annotated_namespace() -> None
     ]
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_by_default_annotation_and_env_default_agree(stack: str) -> None:
     # The regression: an annotated namespace used to PASS the preflight with no env default behind it.
-    rows = committed_run(stack).outputs["preflight"]
-    assert all(r["then"].startswith("the operator labels the JobSet") for r in rows if r["queueName"] is None)
+    # Any stack may turn the env default off (operator.defaultQueue: "", an external operator's env):
+    # then each such PASS must come with the plan warning that says what really happens.
+    run = committed_run(stack)
+    without_queue = [r for r in run.outputs["preflight"] if r["queueName"] is None]
+    unwarned = [
+        r["namespace"]
+        for r in without_queue
+        if not r["then"].startswith("the operator labels the JobSet")
+        and not any(f"namespace {r['namespace']} is annotated" in w and r["then"] in w for w in run.warnings)
+    ]
+    assert unwarned == []
+
+
+def test_the_shipped_examples_annotated_namespaces_have_the_env_default_behind_them() -> None:
+    for stack, namespaces in (
+        ("dev", ["aiperf-benchmarks"]),
+        ("prod", ["bench-team-a", "bench-team-b", "ml-team-b", "bench-research"]),
+    ):
+        rows = [r for r in committed_run(stack).outputs["preflight"] if r["queueName"] is None]
+        assert [r["namespace"] for r in rows] == namespaces
+        assert [r["then"].split(" (")[0] for r in rows] == [
+            "the operator labels the JobSet kueue.x-k8s.io/queue-name=aiperf-queue"
+        ] * len(namespaces)
 
 
 def test_kueue_installed_elsewhere_is_still_installed() -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.priority_checks import classes_in_use, priority_warnings
-from aiperf_kueue.stack_plan import plan_stack
+from aiperf_kueue.plan.stack_plan import plan_stack
+from aiperf_kueue.queues.priority_checks import classes_in_use, priority_warnings
+from aiperf_kueue.stackfile.loader import parse_config
 from tests.support import WARNING_FREE_STACKS, committed_run, stack_values
 
 

@@ -20,7 +20,7 @@ import pytest
 from pulumi.dynamic.dynamic import serialize_provider
 
 import components.readiness
-from aiperf_kueue.offline import engine
+from aiperf_kueue.cli import engine
 from aiperf_kueue.providers import readiness
 from tests.support import stack_values
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes.config import incluster_config
 
 from aiperf_kueue.providers.kubeconfig import is_kubeconfig_contents
 from aiperf_kueue.providers.kueue_wait import (
@@ -121,6 +122,56 @@ def pods(*ips: str) -> tuple[int, dict[str, Any]]:
 CREATED = (201, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "x"}})
 #: Close the connection without any response: a connection-level failure.
 DROP = "drop"
+#: ``GET /apis/kueue.x-k8s.io``: the API group and the versions the API server serves.
+GROUP_DOC = (
+    200,
+    {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": "kueue.x-k8s.io",
+        "versions": [
+            {"groupVersion": "kueue.x-k8s.io/v1beta2", "version": "v1beta2"},
+            {"groupVersion": "kueue.x-k8s.io/v1beta1", "version": "v1beta1"},
+        ],
+    },
+)
+#: A page of a ``limit=1`` list that holds one object.
+LISTED = (
+    200,
+    {"kind": "WorkloadList", "apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {"continue": "x"}, "items": [{}]},
+)
+#: The reads of step 4 after the group (``/apis/kueue.x-k8s.io`` + each): versions and kinds in sorted order.
+READS = (
+    "",
+    "/v1beta1",
+    "/v1beta1/clusterqueues",
+    "/v1beta1/workloads",
+    "/v1beta2",
+    "/v1beta2/clusterqueues",
+    "/v1beta2/workloads",
+)
+CONVERSION_500 = (
+    'conversion webhook for kueue.x-k8s.io/v1beta1, Kind=Workload failed: Post "https://kueue-webhook-service.'
+    'kueue-system.svc:443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate signed by '
+    "unknown authority"
+)
+
+
+def discovery(path: str) -> tuple[int, dict[str, Any]]:
+    """``GET /apis/kueue.x-k8s.io/<version>``: two kinds, their status subresources, one kind that cannot be listed."""
+    version = path.rsplit("/", 1)[1]
+    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+    return 200, {
+        "kind": "APIResourceList",
+        "groupVersion": f"kueue.x-k8s.io/{version}",
+        "resources": [
+            {"name": "workloads", "namespaced": True, "kind": "Workload", "verbs": verbs},
+            {"name": "workloads/status", "namespaced": True, "kind": "Workload", "verbs": ["get", "patch"]},
+            {"name": "clusterqueues", "namespaced": False, "kind": "ClusterQueue", "verbs": verbs},
+            {"name": "clusterqueues/status", "namespaced": False, "kind": "ClusterQueue", "verbs": ["get"]},
+            {"name": "reviews", "namespaced": False, "kind": "Review", "verbs": ["create"]},
+        ],
+    }
 
 
 @dataclass(frozen=True)
@@ -162,6 +213,9 @@ class FakeKube:
         self.script("endpointslices", slices([POD_IP]))
         self.script("pods", pods(POD_IP))
         self.script("dryrun", CREATED)
+        self.script("group", GROUP_DOC)
+        self.script("discovery", discovery)
+        self.script("list", LISTED)
 
     def count(self, route: str) -> int:
         return sum(1 for s in self.seen if _route(s.method, s.path) == route)
@@ -183,6 +237,8 @@ def _route(method: str, path: str) -> str:
         return "pods"
     if method == "POST" and path.startswith("/apis/kueue.x-k8s.io/") and path.endswith("/resourceflavors"):
         return "dryrun"
+    if method == "GET" and path.startswith("/apis/kueue.x-k8s.io"):
+        return {2: "group", 3: "discovery", 4: "list"}.get(path.count("/"), "unknown")
     return "unknown"
 
 
@@ -204,6 +260,8 @@ class Handler(BaseHTTPRequestHandler):
             headers = {k.title(): v for k, v in self.headers.items()}
             kube.seen.append(Seen(self.command, parsed.path, parsed.query, headers, body, self.path))
         reply = kube.next_reply(_route(self.command, parsed.path))
+        if callable(reply):  # an answer that depends on the path: discovery of the version asked for
+            reply = reply(parsed.path)
         if isinstance(reply, Hang):
             time.sleep(reply.seconds)
             reply = DROP
@@ -318,14 +376,18 @@ def test_retries_each_step_through_transient_failures(kube: FakeKube, fake_time:
         DROP,
         CREATED,
     )
+    kube.script("group", GROUP_DOC)
+    kube.script("discovery", discovery)
+    # Right after an upgrade: the CRDs are re-applied, the new Kueue has not re-injected its CA yet.
+    kube.script("list", status(500, CONVERSION_500), LISTED)
 
     report = wait(kube, fake_time)
 
-    assert report.attempts == {"deployment": 5, "endpoints": 4, "dryRun": 4}
+    assert report.attempts == {"deployment": 5, "endpoints": 4, "dryRun": 4, "reads": 2}
     # Backoff restarts for every step; no sleep after a success.
-    assert fake_time.sleeps == [0.5, 1.0, 2.0, 4.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0]
-    assert [s.seconds for s in report.steps] == [7.5, 3.5, 3.5]
-    assert report.seconds == 14.5
+    assert fake_time.sleeps == [0.5, 1.0, 2.0, 4.0, 0.5, 1.0, 2.0, 0.5, 1.0, 2.0, 0.5]
+    assert [s.seconds for s in report.steps] == [7.5, 3.5, 3.5, 0.5]
+    assert report.seconds == 15.0
     # Pods are only listed once some endpoint is ready (attempts 3 and 4).
     assert {r: kube.count(r) for r in ("deployment", "endpointslices", "pods", "dryrun")} == {
         "deployment": 5,
@@ -333,15 +395,19 @@ def test_retries_each_step_through_transient_failures(kube: FakeKube, fake_time:
         "pods": 2,
         "dryrun": 4,
     }
-    assert len(kube.seen) == 15
+    # Step 4: the group, one version's discovery and a failed list; then the group, both versions and four lists.
+    assert len(kube.seen) == 15 + 3 + 7
 
 
-def test_ready_at_once_makes_one_request_per_step_and_never_sleeps(kube: FakeKube, fake_time: FakeTime) -> None:
+def test_ready_at_once_makes_one_attempt_per_step_and_never_sleeps(kube: FakeKube, fake_time: FakeTime) -> None:
     kube.ready()
     report = wait(kube, fake_time)
-    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 1}
     assert fake_time.sleeps == []
-    assert [_route(s.method, s.path) for s in kube.seen] == ["deployment", "endpointslices", "pods", "dryrun"]
+    assert [_route(s.method, s.path) for s in kube.seen] == [
+        "deployment", "endpointslices", "pods", "dryrun",
+        "group", "discovery", "list", "list", "discovery", "list", "list",
+    ]  # fmt: skip
 
 
 def test_rollout_in_progress_is_not_ready(kube: FakeKube, fake_time: FakeTime) -> None:
@@ -366,7 +432,12 @@ def test_a_request_timeout_is_retried(kube: FakeKube, fake_time: FakeTime) -> No
 def test_pod_ip_match_can_be_switched_off(kube: FakeKube, fake_time: FakeTime) -> None:
     kube.ready()
     kube.script("pods", status(403, "pods is forbidden", "Forbidden"))
-    assert wait(kube, fake_time, match_pod_ips=False).attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert wait(kube, fake_time, match_pod_ips=False).attempts == {
+        "deployment": 1,
+        "endpoints": 1,
+        "dryRun": 1,
+        "reads": 1,
+    }
     assert kube.count("pods") == 0
 
 
@@ -388,7 +459,7 @@ def test_gives_up_on_the_dry_run_after_exactly_the_attempt_limit(kube: FakeKube,
 
     err = caught.value
     assert str(err).splitlines() == [
-        "Kueue is not ready: step 3/3 (dry-run create of a kueue.x-k8s.io/v1beta2 ResourceFlavor) "
+        "Kueue is not ready: step 3/4 (dry-run create of a kueue.x-k8s.io/v1beta2 ResourceFlavor) "
         "gave up after 4 attempts over 3.5s (attempt limit reached).",
         f"Last result: HTTP 500: {WEBHOOK_500}",
         *CHECK,
@@ -403,7 +474,7 @@ def test_gives_up_on_an_unavailable_deployment(kube: FakeKube, fake_time: FakeTi
     with pytest.raises(KueueNotReady) as caught:
         wait(kube, fake_time, attempts=3)
     assert str(caught.value).splitlines() == [
-        "Kueue is not ready: step 1/3 (deployment kueue-system/kueue-controller-manager) "
+        "Kueue is not ready: step 1/4 (deployment kueue-system/kueue-controller-manager) "
         "gave up after 3 attempts over 1.5s (attempt limit reached).",
         "Last result: HTTP 200: Available=False "
         "(MinimumReplicasUnavailable: Deployment does not have minimum availability.)",
@@ -418,7 +489,7 @@ def test_gives_up_on_endpoints_that_never_become_ready(kube: FakeKube, fake_time
     with pytest.raises(KueueNotReady) as caught:
         wait(kube, fake_time, attempts=2)
     assert str(caught.value).splitlines()[:2] == [
-        "Kueue is not ready: step 2/3 (webhook endpoints of service kueue-system/kueue-webhook-service) "
+        "Kueue is not ready: step 2/4 (webhook endpoints of service kueue-system/kueue-webhook-service) "
         "gave up after 2 attempts over 0.5s (attempt limit reached).",
         "Last result: HTTP 200: EndpointSlices of service kueue-webhook-service: 1 endpoint(s), none ready",
     ]
@@ -446,7 +517,7 @@ def test_connection_refused_is_retried_then_reported(request: pytest.FixtureRequ
         )
     lines = str(caught.value).splitlines()
     assert lines[0] == (
-        "Kueue is not ready: step 1/3 (deployment kueue-system/kueue-controller-manager) "
+        "Kueue is not ready: step 1/4 (deployment kueue-system/kueue-controller-manager) "
         "gave up after 3 attempts over 1.5s (attempt limit reached)."
     )
     assert lines[1].startswith("Last result: connection failed: ")
@@ -462,7 +533,7 @@ def test_deadline_cuts_the_last_sleep_short_and_stops(kube: FakeKube, fake_time:
     assert fake_time.sleeps == [1.0, 2.0, 2.0]
     assert kube.count("endpointslices") == 4
     assert str(caught.value).splitlines()[0] == (
-        "Kueue is not ready: step 2/3 (webhook endpoints of service kueue-system/kueue-webhook-service) "
+        "Kueue is not ready: step 2/4 (webhook endpoints of service kueue-system/kueue-webhook-service) "
         "gave up after 4 attempts over 5.0s (deadline of 5s passed)."
     )
 
@@ -503,7 +574,7 @@ def test_403_fails_fast_after_one_request(kube: FakeKube, fake_time: FakeTime) -
     with pytest.raises(KueueNotReady) as caught:
         wait(kube, fake_time)
     assert str(caught.value).splitlines() == [
-        "Kueue readiness check failed: step 1/3 (deployment kueue-system/kueue-controller-manager) "
+        "Kueue readiness check failed: step 1/4 (deployment kueue-system/kueue-controller-manager) "
         "got an error that retrying won't fix, on attempt 1 after 0.0s.",
         f"Last result: HTTP 403: {forbidden}",
         "Check:",
@@ -536,6 +607,73 @@ def test_401_fails_fast(kube: FakeKube, fake_time: FakeTime) -> None:
     assert kube.count("endpointslices") == 1
 
 
+# --------------------------------------------------------------------------- (d) reads through the conversion webhook
+
+
+def test_a_conversion_webhook_not_trusted_yet_is_waited_for(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("list", LISTED, status(500, CONVERSION_500), status(500, CONVERSION_500), LISTED)
+    report = wait(kube, fake_time)
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 3}
+    assert fake_time.sleeps == [0.5, 1.0]
+    # Each attempt starts over from the group: a failed list is retried with everything it depends on.
+    assert kube.count("group") == 3
+    assert kube.count("list") == 2 + 1 + 4
+
+
+def test_a_conversion_webhook_never_trusted_is_explained(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("list", status(500, CONVERSION_500))
+    with pytest.raises(KueueNotReady) as err:
+        wait(kube, fake_time, attempts=2)
+    assert str(err.value).splitlines() == [
+        "Kueue is not ready: step 4/4 (list of every kueue.x-k8s.io kind at every served version) gave up after "
+        "2 attempts over 0.5s (attempt limit reached).",
+        f"Last result: HTTP 500: list clusterqueues.kueue.x-k8s.io/v1beta1: {CONVERSION_500}",
+        "Check:",
+        "  is the conversion webhook trusted? kubectl get crd workloads.kueue.x-k8s.io -o "
+        "jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}' | head -c 20 (empty: not injected yet)",
+        *CHECK[1:],
+    ]
+
+
+def test_a_forbidden_list_fails_fast_naming_the_permission(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script(
+        "list", LISTED, status(403, 'workloads.kueue.x-k8s.io is forbidden: User "ci" cannot list', "Forbidden")
+    )
+    with pytest.raises(KueueNotReady) as err:
+        wait(kube, fake_time)
+    lines = str(err.value).splitlines()
+    assert lines[0] == (
+        "Kueue readiness check failed: step 4/4 (list of every kueue.x-k8s.io kind at every served version) got an "
+        "error that retrying won't fix, on attempt 1 after 0.0s."
+    )
+    assert lines[1] == (
+        "Last result: HTTP 403: list workloads.kueue.x-k8s.io/v1beta1: workloads.kueue.x-k8s.io is forbidden: User "
+        '"ci" cannot list'
+    )
+    assert lines[3] == (
+        "  the credentials are rejected or lack RBAC: "
+        "kubectl auth can-i list workloads.kueue.x-k8s.io --all-namespaces"
+    )
+    assert fake_time.sleeps == []
+
+
+def test_an_old_kueue_serving_one_version_is_read_at_that_version(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script(
+        "group", (200, {**GROUP_DOC[1], "versions": [{"groupVersion": "kueue.x-k8s.io/v1beta1", "version": "v1beta1"}]})
+    )
+    wait(kube, fake_time, api_version="v1beta1")
+    assert [s.path for s in kube.seen if _route(s.method, s.path) in ("group", "discovery", "list")] == [
+        "/apis/kueue.x-k8s.io",
+        "/apis/kueue.x-k8s.io/v1beta1",
+        "/apis/kueue.x-k8s.io/v1beta1/clusterqueues",
+        "/apis/kueue.x-k8s.io/v1beta1/workloads",
+    ]
+
+
 # --------------------------------------------------------------------------- (e) what is sent
 
 
@@ -551,6 +689,10 @@ def test_requests_are_the_kubernetes_ones(kube: FakeKube, fake_time: FakeTime, a
     }
     get_pods = next(s for s in kube.seen if s.path == PODS_PATH)
     assert urllib.parse.parse_qs(get_pods.query) == {"labelSelector": ["control-plane=controller-manager"]}
+
+    reads = [s for s in kube.seen if _route(s.method, s.path) in ("group", "discovery", "list")]
+    assert [s.path.removeprefix("/apis/kueue.x-k8s.io") for s in reads] == list(READS)
+    assert [s.query for s in reads] == ["", "", "limit=1", "limit=1", "", "limit=1", "limit=1"]
 
     (post,) = [s for s in kube.seen if s.method == "POST"]
     assert post.path == f"/apis/kueue.x-k8s.io/{version}/resourceflavors"
@@ -667,21 +809,26 @@ def test_exec_credential_plugin(kube: FakeKube, fake_time: FakeTime, tmp_path: P
     assert api.token == "exec-ExecCredential"
 
 
-def test_in_cluster(tmp_path: Path) -> None:
+def test_in_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "token").write_text("sa-token")
     (tmp_path / "ca.crt").write_text("PEM")
-    files = {"token_file": tmp_path / "token", "ca_file": tmp_path / "ca.crt"}
-    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    api = ApiServer.in_cluster(env, **files)
+    # The service account's files where the client's load_incluster_config reads them.
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(tmp_path / "ca.crt"))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    api = ApiServer.in_cluster()
     assert (api.server, api.token, api.configuration.ssl_ca_cert) == (
         "https://10.96.0.1:443",
         "sa-token",
         str(tmp_path / "ca.crt"),
     )
-    v6 = {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}
-    assert ApiServer.in_cluster(v6, **files).server == "https://[fd00::1]:443"
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
+    assert ApiServer.in_cluster().server == "https://[fd00::1]:443"
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    monkeypatch.delenv("KUBERNETES_SERVICE_PORT")
     with pytest.raises(KubeconfigError, match=r"^in-cluster configuration: Service host/port is not set"):
-        ApiServer.in_cluster({}, **files)
+        ApiServer.in_cluster()
 
 
 # --------------------------------------------------------------------------- TLS: CA data, client certificates
@@ -786,7 +933,7 @@ def test_kubeconfig_ca_data_verifies_the_server(
     api = from_kubeconfig(path)
     assert Path(api.configuration.ssl_ca_cert).read_text() == pki.ca.read_text()
     report = wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
-    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 1}
 
 
 def test_kubeconfig_ca_file_relative_to_the_kubeconfig(
@@ -828,7 +975,7 @@ def test_kubeconfig_client_certificate_data(
         tmp_path / "config", kube.url, cluster={"certificate-authority-data": b64(pki.ca)}, user=user
     )
     report = wait_for_kueue(from_kubeconfig(path), sleep=fake_time.sleep, clock=fake_time.clock)
-    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 1}
     assert "Authorization" not in kube.seen[0].headers
 
 
@@ -844,7 +991,7 @@ def test_tls_server_name_verifies_the_certificate_under_that_name(
         sleep=fake_time.sleep,
         clock=fake_time.clock,
     )
-    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 1}
 
     with pytest.raises(KueueNotReady) as caught:
         wait_for_kueue(api_for(kube.url, cluster=ca), sleep=fake_time.sleep, clock=fake_time.clock)
@@ -860,7 +1007,9 @@ def test_proxy_url_carries_every_request(kube: FakeKube, fake_time: FakeTime) ->
     wait_for_kueue(api, sleep=fake_time.sleep, clock=fake_time.clock)
     assert [s.target.split("?")[0] for s in kube.seen] == [
         f"http://kube.invalid:6443{path}" for path in (DEPLOYMENT_PATH, SLICES_PATH, PODS_PATH)
-    ] + ["http://kube.invalid:6443/apis/kueue.x-k8s.io/v1beta2/resourceflavors"]
+    ] + ["http://kube.invalid:6443/apis/kueue.x-k8s.io/v1beta2/resourceflavors"] + [
+        f"http://kube.invalid:6443/apis/kueue.x-k8s.io{path}" for path in READS
+    ]
     assert {s.headers["Authorization"] for s in kube.seen} == {"Bearer via-proxy"}
 
 
@@ -897,7 +1046,7 @@ def test_provider_create_waits_end_to_end(kube: FakeKube, tmp_path: Path) -> Non
     assert result.id == "kueue-system/kueue-controller-manager"
     assert result.outs is not None
     assert result.outs["ready"] is True
-    assert result.outs["attemptsPerStep"] == {"deployment": 2, "endpoints": 1, "dryRun": 2}
+    assert result.outs["attemptsPerStep"] == {"deployment": 2, "endpoints": 1, "dryRun": 2, "reads": 1}
     assert result.outs["kueueVersion"] == "0.19.2"
     assert "__provider" not in result.outs
     assert kube.count("dryrun") == 2
@@ -908,7 +1057,7 @@ def test_provider_create_fails_with_the_readable_message(kube: FakeKube, tmp_pat
     kube.ready()
     kube.script("endpointslices", slices())
     config = write_kubeconfig(tmp_path / "config", kube.url)
-    with pytest.raises(KueueNotReady, match=r"step 2/3 .* gave up after 2 attempts"):
+    with pytest.raises(KueueNotReady, match=r"step 2/4 .* gave up after 2 attempts"):
         KueueReadinessProvider().create(provider_inputs(config, attempts=2.0))
     assert kube.count("endpointslices") == 2
 
@@ -1025,7 +1174,7 @@ def test_provider_create_with_kubeconfig_contents(kube: FakeKube) -> None:
 
 def _gate_inputs(interval: float) -> dict[str, Any]:
     """What the program hands the gate for ``kueue.readiness.intervalSeconds: interval``, engine-shaped."""
-    from aiperf_kueue import installs
+    from aiperf_kueue.installs import releases as installs
     from tests.support import plan_values, stack_values
 
     values, _ = stack_values("dev")
@@ -1051,11 +1200,16 @@ def test_the_largest_interval_config_accepts_is_one_the_wait_accepts(kube: FakeK
     assert provider.check({}, inputs).failures == []
     kube.ready()  # ready at once: no sleep, so the test does not wait 10 s
     result = provider.create({**inputs, "kubeconfig": str(write_kubeconfig(tmp_path / "config", kube.url))})
-    assert result.outs is not None and result.outs["attemptsPerStep"] == {"deployment": 1, "endpoints": 1, "dryRun": 1}
+    assert result.outs is not None and result.outs["attemptsPerStep"] == {
+        "deployment": 1,
+        "endpoints": 1,
+        "dryRun": 1,
+        "reads": 1,
+    }
 
 
 def test_an_interval_above_the_backoff_cap_is_a_config_error() -> None:
-    from aiperf_kueue.errors import ConfigError
+    from aiperf_kueue.common.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         _gate_inputs(20)
@@ -1085,7 +1239,7 @@ def test_the_gates_defaults_are_the_configs_and_the_waits() -> None:
     import dataclasses
     import inspect
 
-    from aiperf_kueue import installs
+    from aiperf_kueue.installs import releases as installs
     from components.readiness import KueueReadinessGateArgs
     from tests.support import plan_values, stack_values
 
@@ -1098,9 +1252,13 @@ def test_the_gates_defaults_are_the_configs_and_the_waits() -> None:
         k: v for k, v in from_config.items() if k != "release_digest"
     }
     wait = inspect.signature(wait_for_kueue).parameters
-    assert (args.attempts, args.interval_seconds, args.timeout_seconds) == (
-        wait["attempts"].default,
-        wait["interval"].default,
-        wait["deadline"].default,
-    ) == (40, 2.0, 300.0)
+    assert (
+        (args.attempts, args.interval_seconds, args.timeout_seconds)
+        == (
+            wait["attempts"].default,
+            wait["interval"].default,
+            wait["deadline"].default,
+        )
+        == (40, 2.0, 300.0)
+    )
     assert [f.name for f in dataclasses.fields(args) if f.kw_only] == [f.name for f in dataclasses.fields(args)]

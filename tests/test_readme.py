@@ -1,5 +1,5 @@
 """README.md and docs/ say what the code does: generated sections are current, every command shown
-runs, every link resolves, and the README keeps its order and size."""
+runs, every link resolves, and the README keeps its order."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from aiperf_kueue.offline import cli, docs
+from aiperf_kueue.cli import cli, docs
 from tests.support import ROOT
 
 README = (ROOT / "README.md").read_text()
@@ -22,19 +22,19 @@ PAGES = {"README.md": README, **DOCS}
 def test_config_reference_is_generated_from_the_models() -> None:
     start = REFERENCE.index(docs.BEGIN)
     end = REFERENCE.index(docs.END) + len(docs.END) + 1
-    assert REFERENCE[start:end] == docs.config_reference(), "run: python -m aiperf_kueue.offline.docs --write README.md"
+    assert REFERENCE[start:end] == docs.config_reference(), "run: python -m aiperf_kueue.cli.docs --write README.md"
 
 
 def test_config_keys_in_the_readme_are_generated_from_the_models() -> None:
     start = README.index(docs.KEYS_BEGIN)
     end = README.index(docs.KEYS_END) + len(docs.KEYS_END) + 1
-    assert README[start:end] == docs.config_keys(), "run: python -m aiperf_kueue.offline.docs --write README.md"
+    assert README[start:end] == docs.config_keys(), "run: python -m aiperf_kueue.cli.docs --write README.md"
 
 
 def test_plan_example_is_the_real_output() -> None:
     start = README.index(docs.PLAN_BEGIN)
     end = README.index(docs.PLAN_END) + len(docs.PLAN_END) + 1
-    assert README[start:end] == docs.plan_dev_example(), "run: python -m aiperf_kueue.offline.docs --write README.md"
+    assert README[start:end] == docs.plan_dev_example(), "run: python -m aiperf_kueue.cli.docs --write README.md"
 
 
 def test_ci_runs_exactly_the_readme_test_commands() -> None:
@@ -52,7 +52,7 @@ def test_every_config_key_is_documented() -> None:
         assert f"| [`aiperf-kueue:{key}`](docs/config-reference.md#" in README
 
 
-def test_the_readme_reads_in_the_promised_order_and_fits_a_few_screens() -> None:
+def test_the_readme_reads_in_the_promised_order() -> None:
     assert [line for line in README.splitlines() if line.startswith("## ")] == [
         "## The two commands",
         "## What `plan` shows",
@@ -60,7 +60,6 @@ def test_the_readme_reads_in_the_promised_order_and_fits_a_few_screens() -> None
         "## Config reference",
         "## Layout",
     ]
-    assert len(README.encode()) < 15_000
 
 
 # --------------------------------------------------------------------------- commands that run

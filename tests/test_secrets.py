@@ -9,14 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue import secrets
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import read_stack_file
-from aiperf_kueue.offline.cli import main
-from aiperf_kueue.offline.engine import run_program
-from aiperf_kueue.offline.report import SECRET_SIG
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.stackfile import secrets
+from aiperf_kueue.stackfile.loader import read_stack_file
 from components import stack_config
-from tests.support import ROOT
+from tests.support import ROOT, SECRET_SIG
 
 SECRET_MARK = "1b47061264138c4ac30d75fd1eb44270"
 ENV_CIPHER = "v1:ZW52LXZhbHVlLWNpcGhlcnRleHQ="

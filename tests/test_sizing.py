@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.aiperf_release import CONTROLLER_KEYS, DEFAULT_VERSION, RELEASES, release
 from aiperf_kueue.config.installs import OperatorConfig
 from aiperf_kueue.config.sizing import OperatorSizing
-from aiperf_kueue.sizing import (
+from aiperf_kueue.upstream.aiperf_release import CONTROLLER_KEYS, DEFAULT_VERSION, RELEASES, release
+from aiperf_kueue.workload.sizing import (
     ContainerSize,
     operator_env,
     parse_cpu_millis,

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.inventory_nodes import existing_pools, import_inventory
-from aiperf_kueue.node_list import parse_nodes
-from aiperf_kueue.stack_edit import apply_import, set_inventory
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.inventory.inventory_nodes import existing_pools, import_inventory
+from aiperf_kueue.inventory.node_list import parse_nodes
+from aiperf_kueue.inventory.stack_edit import apply_import, set_inventory
 from tests.nodes_support import node, node_list
 from tests.support import STACKS
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue import manifests
+from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config.installs import JobSetConfig
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.stack_plan import StackPlan, plan_stack
-from aiperf_kueue.stack_warnings import stack_warnings, unpinned
+from aiperf_kueue.plan import manifests
+from aiperf_kueue.plan.stack_plan import StackPlan, plan_stack
+from aiperf_kueue.plan.stack_warnings import stack_warnings, unpinned
+from aiperf_kueue.stackfile.loader import parse_config
 from tests import crd_validation as cv
 from tests import upstream
 from tests.support import require_upstream

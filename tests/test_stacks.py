@@ -6,8 +6,10 @@ from collections import Counter
 
 import pytest
 
-from aiperf_kueue import installs, manifests, operator_objects, submit
-from tests.support import COMMITTED_STACKS, WARNING_FREE_STACKS, committed_run, plan_values
+from aiperf_kueue.installs import operator_objects
+from aiperf_kueue.installs import releases as installs
+from aiperf_kueue.plan import manifests, submit
+from tests.support import CHECKED_STACKS, COMMITTED_STACKS, WARNING_FREE_STACKS, committed_run, plan_values
 from tests.test_sizing import DEFAULT_ENV
 
 
@@ -15,7 +17,7 @@ def test_committed_stacks_include_dev_and_prod() -> None:
     assert {"dev", "prod"} <= set(COMMITTED_STACKS)
 
 
-@pytest.mark.parametrize("stack", COMMITTED_STACKS)
+@pytest.mark.parametrize("stack", CHECKED_STACKS)
 def test_committed_stack_plans(stack: str) -> None:
     run = committed_run(stack)
     assert run.outputs["quotas"]
@@ -31,6 +33,7 @@ def test_prod_shape() -> None:
     run = committed_run("prod")
     kinds = Counter(r["type"].rsplit(":", 1)[-1] for r in run.resources if not r["type"].startswith("aiperf-kueue:"))
     assert kinds == {
+        "kubernetes": 1,  # the stack's one provider (pulumi:providers:kubernetes), for its cluster
         "Chart": 3,  # Kueue, JobSet, AIPerf operator
         "KueueReadinessGate": 1,
         "Namespace": 6,  # kueue-system, jobset-system, aiperf-system and three benchmark namespaces

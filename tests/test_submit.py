@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue import manifests, submit
+from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.cli.report import clean
+from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config import Namespace, StackConfig
 from aiperf_kueue.config.installs import OperatorConfig
-from aiperf_kueue.errors import ConfigError
-from aiperf_kueue.loader import parse_config
-from aiperf_kueue.offline.engine import run_program
-from aiperf_kueue.offline.report import clean
+from aiperf_kueue.plan import manifests, submit
+from aiperf_kueue.stackfile.loader import parse_config
 from tests.support import by_name, committed_run, stack_values
 
 PART_OF = {"app.kubernetes.io/part-of": "aiperf-kueue"}

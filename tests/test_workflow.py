@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from aiperf_kueue.offline.pr_stacks import affected_stacks, present_stacks
+from aiperf_kueue.review.pr_stacks import affected_stacks, present_stacks
+from tests import support
 from tests.support import ROOT, STACK_FILES, missing_input
 
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
@@ -109,12 +111,14 @@ def test_every_action_is_pinned_to_a_version_tag() -> None:
 def test_tests_run_then_each_affected_stack_is_diffed_against_the_base_branch() -> None:
     jobs = load()["jobs"]
     assert [s.get("run") for s in jobs["test"]["steps"]][2] == "make test"
-    assert "python -m aiperf_kueue.offline.pr_stacks" in jobs["test"]["steps"][3]["run"]
+    assert jobs["test"]["steps"][2]["env"] == {"AIPERF_KUEUE_REFERENCE": "absent"}
+    assert "python -m aiperf_kueue.review.pr_stacks" in jobs["test"]["steps"][3]["run"]
     diff = jobs["diff"]
     assert diff["needs"] == "test"
     assert diff["strategy"]["matrix"] == {"stack": "${{ fromJSON(needs.test.outputs.stacks) }}"}
     script = next(s for s in diff["steps"] if s.get("id") == "diff")["run"]
-    assert 'venv/bin/aiperf-kueue diff "origin/${BASE_REF}:${STACK}" "${STACK}" --out "${report}" 2> diff.err' in script
+    command = 'venv/bin/aiperf-kueue diff "origin/${BASE_REF}:${STACK}" "${STACK}" --out "${report}" "${allow[@]}"'
+    assert f"{command} 2> diff.err" in script
     assert diff["env"]["BASE_REF"] == "${{ github.base_ref }}"
     comment = next(s for s in diff["steps"] if s.get("uses", "").startswith("actions/github-script@"))
     assert "<!-- aiperf-kueue-diff stack=${stack} -->" in comment["with"]["script"]
@@ -141,7 +145,7 @@ def test_affected_stacks() -> None:
     present = ["dev", "prod", "staging"]
     assert affected_stacks(["stacks/Pulumi.prod.yaml", "README.md"], present) == ["prod"]
     assert affected_stacks(["stacks/Pulumi.gone.yaml", "tests/test_cli.py"], present) == []
-    assert affected_stacks(["aiperf_kueue/planner.py"], present) == ["dev", "prod", "staging"]
+    assert affected_stacks(["aiperf_kueue/queues/planner.py"], present) == ["dev", "prod", "staging"]
     assert affected_stacks(["__main__.py", "stacks/Pulumi.dev.yaml"], present) == ["dev", "prod", "staging"]
     assert affected_stacks(["requirements.txt"], present) == ["dev", "prod", "staging"]
     assert affected_stacks(["docs/aiperf_kueue/x.md", "policy/policies.py"], present) == []
@@ -166,7 +170,7 @@ def test_affected_stacks_from_git(tmp_path: Path) -> None:
     (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config: {a: 1}\n")
     git("commit", "-q", "-am", "change prod")
     done = subprocess.run(
-        [sys.executable, "-m", "aiperf_kueue.offline.pr_stacks", "main"],
+        [sys.executable, "-m", "aiperf_kueue.review.pr_stacks", "main"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -174,3 +178,90 @@ def test_affected_stacks_from_git(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, ["prod"], "")
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def _run_diff_step(clone: Path, tmp_path: Path, label: bool) -> tuple[int, str, str]:
+    """The workflow's diff step, its script as written, in ``clone`` (a fresh clone: no ../shared beside it),
+    with the environment GitHub gives it; returns the step's exit code, its ``rc`` output and the report."""
+    diff = load()["jobs"]["diff"]
+    script = next(s for s in diff["steps"] if s.get("id") == "diff")["run"]
+    outputs, summary = tmp_path / "output", tmp_path / "summary"
+    outputs.write_text("")
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "STACK": "dev",
+        "BASE_REF": "main",
+        "DESTRUCTIVE_LABEL": "true" if label else "false",
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        # The clone's own code, not the checkout's this venv was installed from (`make setup` in the clone).
+        "PYTHONPATH": str(clone),
+    }
+    # GitHub runs a `run:` script with bash -e -o pipefail.
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    return done.returncode, outputs.read_text().strip(), (clone / "diff-dev.md").read_text()
+
+
+def test_the_diff_step_fails_a_destructive_change_until_the_pull_request_acknowledges_it(tmp_path: Path) -> None:
+    """The step's own script in a fresh clone of this repository, on a pull request that renames dev's
+    ClusterQueue: rc 4 with the Destructive section; rc 0 with the label; rc 0 with the commit trailer."""
+    clone = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True)
+    _git(clone, "update-ref", "refs/remotes/origin/main", "HEAD")
+    (clone / "venv").symlink_to(ROOT / "venv")  # what `make setup` made, outside the clone's history
+    stack = clone / "stacks" / "Pulumi.dev.yaml"
+    stack.write_text(stack.read_text().replace("- name: benchmarks", "- name: benchmarks-v2"))
+    _git(clone, "commit", "-qam", "Rename dev's ClusterQueue")
+    assert not (clone.parent / "shared").exists()
+
+    code, rc, report = _run_diff_step(clone, tmp_path, label=False)
+    assert (code, rc) == (0, "rc=4")
+    assert "### Destructive" in report
+    assert "**delete** `queues-cq-benchmarks` (ClusterQueue benchmarks)" in report
+
+    assert _run_diff_step(clone, tmp_path, label=True)[:2] == (0, "rc=0")
+
+    _git(clone, "commit", "-q", "--allow-empty", "-m", "Acknowledge\n\nDestructive-Change: acknowledged")
+    code, rc, report = _run_diff_step(clone, tmp_path, label=False)
+    assert (code, rc) == (0, "rc=0")
+    assert "### Destructive" in report  # still listed, just not failing
+
+
+def test_the_workflows_need_nothing_outside_the_repository() -> None:
+    """No step reads ../shared or any path above the checkout; the tests that read reference material skip
+    there, by the workflow's own declaration, instead of failing under GitHub's CI=true."""
+    for path in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        text = path.read_text()
+        assert "../" not in text and "shared/" not in text, path.name
+    assert len(list((ROOT / ".github" / "workflows").glob("*.yml"))) == 2
+
+
+def test_a_runner_without_reference_material_skips_its_tests_even_under_ci(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(support, "SHARED", tmp_path / "none")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception):
+        support.require_shared("aiperf", "values.schema.json")
+    monkeypatch.setenv(support.NO_REFERENCE, "absent")
+    with pytest.raises(pytest.skip.Exception, match="this runner declares it has none"):
+        support.require_shared("aiperf", "values.schema.json")

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue import yaml_input
-from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.stackfile import yaml_input
 
 CORPUS = Path(__file__).resolve().parent / "yaml_corpus"
 EXPECTED: dict[str, dict[str, Any]] = json.loads((CORPUS / "expected.json").read_text())

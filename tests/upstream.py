@@ -1,7 +1,7 @@
 """Upstream files the tests check against, from the upstream Go modules at pinned versions.
 
 Kueue's CRDs and chart values come from ``sigs.k8s.io/kueue`` at every release in
-:data:`aiperf_kueue.kueue.TESTED_VERSIONS`; JobSet's CRD from ``sigs.k8s.io/jobset`` at the
+:data:`aiperf_kueue.upstream.kueue.TESTED_VERSIONS`; JobSet's CRD from ``sigs.k8s.io/jobset`` at the
 version that Kueue release's own ``go.mod`` requires (so the pins follow the program's Kueue
 version table). ``go mod download`` fetches them once into Go's module cache
 (``go env GOMODCACHE``, outside the repository), checksum-verified against the Go checksum
@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from aiperf_kueue.kueue import DEFAULT_VERSION, TESTED_VERSIONS
+from aiperf_kueue.upstream.kueue import DEFAULT_VERSION, TESTED_VERSIONS
 
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 JOBSET_MODULE = "sigs.k8s.io/jobset"

@@ -1,5 +1,7 @@
 """The base of the AIPerfJob spec models: closed objects, key-checked objects, JSON numbers.
 
+Upstream: aiperf 0.13.0 aiperf/config/base.py
+
 AIPerf 0.13.0's own models close every object (``extra="forbid"``); the CRD generated from them
 makes the API server prune unknown keys. So an unknown key here is an error naming the
 camelCase key (a snake_case spelling would be pruned, not read).
@@ -12,9 +14,9 @@ from typing import Annotated, Any, ClassVar
 from pydantic import ConfigDict, PlainValidator, model_validator
 from pydantic.alias_generators import to_camel
 
+from aiperf_kueue.common.display import show
+from aiperf_kueue.common.suggest import did_you_mean
 from aiperf_kueue.config.base import Model
-from aiperf_kueue.display import show
-from aiperf_kueue.suggest import did_you_mean
 
 
 def _number(value: Any) -> int | float:

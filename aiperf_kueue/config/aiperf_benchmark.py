@@ -1,5 +1,7 @@
 """``spec.benchmark`` of an AIPerfJob as AIPerf 0.13.0 accepts it (``aiperf.config.BenchmarkConfig``).
 
+Upstream: aiperf 0.13.0 aiperf/config/config.py, aiperf/config/loader/normalizers.py
+
 The sections that decide what the operator builds are typed with the release's rules: the
 endpoint (:mod:`~aiperf_kueue.config.aiperf_endpoint`), the phases
 (:mod:`~aiperf_kueue.config.aiperf_phases`), the runtime (workers, pods, record processors) and
@@ -12,13 +14,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import (
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 
+from aiperf_kueue.common.display import SHOWN, show
+from aiperf_kueue.common.suggest import did_you_mean
 from aiperf_kueue.config.aiperf_base import CrdModel, KeysOnly, Number
+from aiperf_kueue.config.aiperf_comm import Communication
 from aiperf_kueue.config.aiperf_endpoint import NON_TOKENIZING_TYPES, Endpoint
 from aiperf_kueue.config.aiperf_phases import Phase
-from aiperf_kueue.display import SHOWN, show
-from aiperf_kueue.suggest import did_you_mean
 
 
 class Runtime(CrdModel):
@@ -39,8 +52,9 @@ class Runtime(CrdModel):
     service_run_type: Literal["kubernetes", "multiprocessing"] | None = None
     """Overwritten by the operator (``kubernetes``)."""
 
-    communication: dict[str, Any] | None = None
-    """Overwritten by the operator."""
+    communication: Communication | None = None
+    """Inter-process transport, by ``type`` (overwritten by the operator, but a value the release
+    refuses fails the job)."""
 
     api_port: StrictInt | None = Field(None, ge=1, le=65535)
     """AIPerf API port, 1-65535 (overwritten by the operator)."""
@@ -85,6 +99,10 @@ def _models(value: Any) -> Any:
     if isinstance(value, list):
         if not value or not all(isinstance(m, str) and m for m in value):
             raise ValueError(f"must be a non-empty list of model names, got {show(value)}")
+        for m in value:
+            # A model name goes into every request and every result file: one printable line.
+            if not m.isprintable():
+                raise ValueError(f"model name {show(m)} holds a line break or control character")
         return value
     if isinstance(value, dict):
         items = value.get("items")
@@ -104,6 +122,8 @@ def _model(value: Any) -> Any:
     if isinstance(value, str):
         if not value:
             raise ValueError("must be a model name, got ''")
+        if not value.isprintable():
+            raise ValueError(f"model name {show(value)} holds a line break or control character")
         return value
     return _models(value)
 
@@ -123,9 +143,31 @@ def _telemetry(keys: frozenset[str]) -> Any:
             )
         if not isinstance(value.get("enabled", True), bool):
             raise ValueError(f"enabled must be true or false, got {show(value['enabled'])}")
+        if "discovery" in value:
+            _discovery(value["discovery"])
         return value
 
     return PlainValidator(check)
+
+
+# AIPerf 0.13.0, aiperf/config/server_metrics.py ServerMetricsDiscoveryConfig (extra="forbid") and its
+# ServerMetricsDiscoveryMode (case-insensitive).
+_DISCOVERY_KEYS = ("labelSelector", "mode", "namespace", "timeoutSeconds")
+_DISCOVERY_MODES = ("auto", "kubernetes", "disabled")
+
+
+def _discovery(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise ValueError(f"discovery must be a mapping (e.g. {{mode: disabled}}), got {show(value)}")
+    unknown = sorted(str(k) for k in set(value) - set(_DISCOVERY_KEYS))
+    if unknown:
+        raise ValueError(
+            f"discovery: unknown key {show(unknown[0])}{did_you_mean(unknown[0], _DISCOVERY_KEYS)}; "
+            f"allowed: {', '.join(_DISCOVERY_KEYS)}"
+        )
+    mode = value.get("mode", "auto")
+    if not isinstance(mode, str) or mode.lower() not in _DISCOVERY_MODES:
+        raise ValueError(f"discovery.mode must be one of {', '.join(_DISCOVERY_MODES)}, got {show(mode)}")
 
 
 def telemetry_enabled(value: str | dict[str, Any] | None) -> bool:
@@ -222,7 +264,134 @@ class Accuracy(CrdModel):
 
 
 _GPU_TELEMETRY_KEYS = frozenset({"enabled", "urls", "url", "metricsFile", "collector", "mode"})
+# AIPerf 0.13.0, aiperf/config/dataset/config.py: the dataset variants (a union discriminated by
+# ``type``, a case-insensitive DatasetType) and their keys (extra="forbid"; camelCase aliases, the
+# field names too). Their values are AIPerf's to validate when the job is created.
+_DATASET_KEYS: dict[str, frozenset[str]] = {
+    "synthetic": frozenset(
+        [
+            "audio",
+            "entries",
+            "images",
+            "isl",
+            "name",
+            "osl",
+            "prefixPrompts",
+            "prompts",
+            "randomSeed",
+            "rankings",
+            "sampling",
+            "systemPrompt",
+            "systemPromptFile",
+            "turnDelay",
+            "turnDelayRatio",
+            "turns",
+            "type",
+            "video",
+        ]
+    ),
+    "file": frozenset(
+        [
+            "audioBatchSize",
+            "blockSize",
+            "cacheBust",
+            "entries",
+            "forceMinTokens",
+            "format",
+            "ignoreTraceDelays",
+            "imageBatchSize",
+            "interTurnDelayCapSeconds",
+            "maxContextLength",
+            "maxIdleGapCapSeconds",
+            "name",
+            "omitKvHints",
+            "openLoopReplay",
+            "openLoopStrict",
+            "osl",
+            "path",
+            "promptBatchSize",
+            "prompts",
+            "randomSeed",
+            "records",
+            "replaySpeedup",
+            "sampling",
+            "synthesis",
+            "systemPrompt",
+            "systemPromptFile",
+            "traceIdleGapCapSeconds",
+            "traceSessionSampleRatio",
+            "type",
+            "useThinkTimeOnly",
+            "videoBatchSize",
+        ]
+    ),
+    "public": frozenset(
+        [
+            "cacheBust",
+            "dataset",
+            "entries",
+            "filters",
+            "hfSubset",
+            "hfWekaDataset",
+            "ignoreTraceDelays",
+            "interTurnDelayCapSeconds",
+            "maxContextLength",
+            "name",
+            "osl",
+            "prompts",
+            "randomSeed",
+            "sampling",
+            "synthesis",
+            "systemPrompt",
+            "systemPromptFile",
+            "traceIdleGapCapSeconds",
+            "type",
+            "useThinkTimeOnly",
+        ]
+    ),
+}
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def _dataset_rules(dataset: dict[str, Any], where: str) -> None:
+    """A dataset's ``name``, ``type`` and keys as AIPerf 0.13.0's dataset models take them."""
+    name = dataset.get("name", "default")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}.name must be a non-empty string (e.g. 'main'), got {show(name)}")
+    kind = dataset.get("type", "synthetic")
+    allowed = ", ".join(_DATASET_KEYS)
+    if not isinstance(kind, str) or kind.lower() not in _DATASET_KEYS:
+        raise ValueError(f"{where}.type must be one of {allowed} (AIPerf 0.13.0's dataset types), got {show(kind)}")
+    keys = _DATASET_KEYS[kind.lower()]
+    for key in dataset:
+        if not isinstance(key, str) or (key not in keys and key not in {_snake(k) for k in keys}):
+            raise ValueError(
+                f"{where}: unknown key {show(key)} for a {kind.lower()} dataset"
+                f"{did_you_mean(str(key), sorted(keys))}; allowed: {', '.join(sorted(keys))}"
+            )
+
+
 _SERVER_METRICS_KEYS = frozenset({"enabled", "urls", "url", "formats", "discovery"})
+
+
+def _shorthand(name: str) -> Any:
+    """``warmup``/``profiling``: validated as the phase the release's normalizer makes of it
+    (``{name: <name>, kind: <name>, **given}``, config/loader/normalizers.py), kept as given."""
+
+    def check(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"must be a phase mapping (e.g. {{type: concurrency, concurrency: 8}}), got {show(value)}")
+        handler({"name": name, "kind": name, **value})
+        return value
+
+    return check
+
+
+def _as_given(value: Any) -> Any:
+    return value
 
 
 class Benchmark(CrdModel):
@@ -251,11 +420,13 @@ class Benchmark(CrdModel):
     required unless the ``warmup``/``profiling`` shorthand is given. The worker count, and so
     the requests Kueue sees, follow the largest ``concurrency`` here."""
 
-    warmup: dict[str, Any] | None = None
-    """Shorthand: the warmup phase (named and kinded ``warmup``); needs ``profiling``, not with ``phases``."""
+    warmup: Annotated[Phase, WrapValidator(_shorthand("warmup")), PlainSerializer(_as_given)] = None  # type: ignore[assignment]
+    """Shorthand: the warmup phase, a phase mapping named and kinded ``warmup`` unless it says
+    otherwise; needs ``profiling``, not with ``phases``. Kept as given."""
 
-    profiling: dict[str, Any] | None = None
-    """Shorthand: the profiling phase (named and kinded ``profiling``); not with ``phases``."""
+    profiling: Annotated[Phase, WrapValidator(_shorthand("profiling")), PlainSerializer(_as_given)] = None  # type: ignore[assignment]
+    """Shorthand: the profiling phase, a phase mapping named and kinded ``profiling`` unless it
+    says otherwise; not with ``phases``. Kept as given."""
 
     artifacts: Artifacts | None = None
     """Output files (default: AIPerf's)."""
@@ -304,20 +475,27 @@ class Benchmark(CrdModel):
     unsafe_override: StrictBool | None = None
     """Turn scenario lock errors into warnings (default false)."""
 
-    @model_validator(mode="after")
-    def _release_rules(self) -> Benchmark:
-        # config/loader/normalizers.py, then BenchmarkConfig's validators.
-        given = self.model_fields_set
+    @model_validator(mode="before")
+    @classmethod
+    def _normalizer_rules(cls, data: Any) -> Any:
+        # config/loader/normalizers.py: checked before any value, as the release does.
+        if not isinstance(data, dict):
+            return data
         for short, long in (
             ("warmup", "phases"),
             ("profiling", "phases"),
             ("dataset", "datasets"),
             ("model", "models"),
         ):
-            if short in given and long in given:
+            if short in data and long in data:
                 raise ValueError(f"set {long} or its shorthand {short}, not both")
-        if "warmup" in given and "profiling" not in given:
+        if "warmup" in data and "profiling" not in data:
             raise ValueError("the warmup shorthand requires profiling: a warmup-only benchmark produces no results")
+        return data
+
+    @model_validator(mode="after")
+    def _release_rules(self) -> Benchmark:
+        # BenchmarkConfig's validators.
         if self.models is None and self.model is None:
             raise ValueError("benchmark.models is required (a list of model names)")
         if self.datasets is None and self.dataset is None:
@@ -325,6 +503,9 @@ class Benchmark(CrdModel):
         for i, ds in enumerate(self.datasets or []):
             if "name" not in ds:
                 raise ValueError(f"datasets[{i}] is missing required 'name' field (e.g. 'main')")
+            _dataset_rules(ds, f"datasets[{i}]")
+        if self.dataset is not None:
+            _dataset_rules(self.dataset, "dataset")
         if self.phases is None and self.profiling is None:
             raise ValueError("benchmark.phases is required (e.g. [{name: profiling, type: concurrency, ...}])")
         phases = self.all_phases()

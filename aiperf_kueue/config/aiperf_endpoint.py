@@ -1,5 +1,8 @@
 """``spec.benchmark.endpoint`` as AIPerf 0.13.0 accepts it (``aiperf.config.endpoint.EndpointConfig``),
-and the names of the Secret-backed pod env variables its credentials come from."""
+and the names of the Secret-backed pod env variables its credentials come from.
+
+Upstream: aiperf 0.13.0 aiperf/config/endpoint.py, aiperf/common/endpoint_credentials.py
+"""
 
 from __future__ import annotations
 
@@ -9,9 +12,9 @@ from urllib.parse import urlparse
 
 from pydantic import Field, PlainValidator, StrictBool, StrictStr, field_validator, model_validator
 
+from aiperf_kueue.common.display import show
+from aiperf_kueue.common.suggest import did_you_mean
 from aiperf_kueue.config.aiperf_base import CrdModel, Number
-from aiperf_kueue.display import show
-from aiperf_kueue.suggest import did_you_mean
 
 REDACTED = "<redacted>"
 #: Pod env variables the operator accepts an endpoint's credentials from, when Secret-backed
@@ -52,6 +55,10 @@ EndpointType = Literal[
 FORM_DATA_TYPES = ("audio_transcription", "image_edit", "video_generation")
 #: Endpoint types that never tokenize their input.
 NON_TOKENIZING_TYPES = ("audio_transcription", "image_retrieval")
+
+
+#: An HTTP header name (RFC 9110 ``token``).
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 class EndpointTemplate(CrdModel):
@@ -176,6 +183,20 @@ class Endpoint(CrdModel):
     """Server profiler around profiling phases: ``true``, ``false`` or
     ``{timeoutSeconds, startPath, stopPath}`` (default off)."""
 
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, headers: dict[str, str] | None) -> dict[str, str] | None:
+        # RFC 9110: a header name is a token; a value holds no line break (it would start a new
+        # header: request smuggling) and no other control character but the tab.
+        for name, value in (headers or {}).items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(
+                    f"header name {show(name)} must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
+                )
+            if any(not ch.isprintable() and ch != "\t" for ch in value):
+                raise ValueError(f"header {name}: value {show(value)} holds a line break or control character")
+        return headers
+
     @field_validator("urls")
     @classmethod
     def _urls(cls, urls: list[str]) -> list[str]:
@@ -185,6 +206,8 @@ class Endpoint(CrdModel):
                 url = f"http://{url}"
             if url != url.strip() or any(ch.isspace() for ch in url):
                 raise ValueError(f"URL {show(url)} contains whitespace")
+            if not url.isprintable():
+                raise ValueError(f"URL {show(url)} contains an invisible or control character; remove it")
             parsed = urlparse(url)
             if not parsed.scheme or not parsed.netloc or not parsed.hostname:
                 raise ValueError(f"URL {show(url)} is missing scheme or host; expected 'http://host:port'")

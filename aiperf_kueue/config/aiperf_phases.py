@@ -1,5 +1,8 @@
 """``spec.benchmark.phases[]`` as AIPerf 0.13.0 accepts them (``aiperf.config.phases.PhaseConfig``):
-a union discriminated by ``type``, each phase closed to the keys its type has."""
+a union discriminated by ``type``, each phase closed to the keys its type has.
+
+Upstream: aiperf 0.13.0 aiperf/config/phases.py, aiperf/config/loader/env_vars.py
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, model_validator
 
+from aiperf_kueue.common.display import show
 from aiperf_kueue.config.aiperf_base import KeysOnly, Number
-from aiperf_kueue.display import show
 
 _PHASE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _WINDOWS_RESERVED = frozenset(

@@ -1,5 +1,7 @@
 """The AIPerfJob ``spec`` (``aiperf.nvidia.com/v1alpha1``) as AIPerf 0.13.0 accepts it.
 
+Upstream: aiperf 0.13.0 aiperf/config/deployment.py, aiperf/kubernetes/crd_models.py
+
 :class:`AIPerfJobSpec` mirrors ``aiperf.kubernetes.crd_models.AIPerfJobSpec`` of the released
 operator (the CRD is generated from the same models): every field it has, the same required
 fields, enums, bounds and cross-field rules, with a message naming the key. The benchmark
@@ -8,8 +10,10 @@ the field sets against the release and compare acceptance with its own validatio
 
 - Objects the release closes reject unknown keys; camelCase only, as the CRD (a snake_case key
   the API server would prune names its camelCase spelling instead).
-- Where the release keeps a value free-form (datasets, ramps, ``extraPodSpec``, ...) it is kept
-  as given; AIPerf validates it when the job is created.
+- Where the release keeps a value free-form (``variables``, plot preset bodies, ``extraPodSpec``,
+  ...) it is kept as given. Dataset entries are checked for their ``name``, ``type`` and keys per
+  type only, their values (and those of a few other key-checked sections) AIPerf validates when the
+  job is created.
 - A spec passes through to the custom resource unchanged (:meth:`AIPerfJobSpec.manifest`).
 
 On top of the release, ``spec.scheduling`` is this program's (from the job's ``queue`` and
@@ -23,19 +27,20 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, PlainValidator, StrictBool, StrictInt, StrictStr, model_validator
 from pydantic.alias_generators import to_camel
 
-from aiperf_kueue import quantity
-from aiperf_kueue.aiperf_release import RECORD_PROCESSOR_CPU_ENV
+from aiperf_kueue.common import quantity
+from aiperf_kueue.common.display import show
 from aiperf_kueue.config.aiperf_base import CrdModel, Number
 from aiperf_kueue.config.aiperf_benchmark import Benchmark
+from aiperf_kueue.config.aiperf_plot import Plot
 from aiperf_kueue.config.base import dns_label
-from aiperf_kueue.display import show
+from aiperf_kueue.upstream.aiperf_release import RECORD_PROCESSOR_CPU_ENV
 
 #: AIPerf job ids (= AIPerfJob names) are DNS labels of at most this many characters: the JobSet
 #: ``aiperf-<id>`` and its pods' host names ``aiperf-<id>-workers-<i>-<j>`` must fit 63.
 JOB_NAME_MAX = 35
 
 #: An AIPerfJob is named ``<config name>-<digest>``: this many hex digits of the SHA-256 of its spec
-#: (:func:`aiperf_kueue.manifests.spec_digest`), so that a changed benchmark is a new run.
+#: (:func:`aiperf_kueue.plan.manifests.spec_digest`), so that a changed benchmark is a new run.
 SPEC_DIGEST_LENGTH = 6
 
 #: The longest config name (a job's, or a sweep point's ``<sweep>-c<N>``) whose AIPerfJob name,
@@ -340,11 +345,12 @@ class AIPerfJobSpec(CrdModel):
     multi_run: MultiRun | None = None
     """Multi-run statistics; on an AIPerfJob ``numRuns`` <= 1 and no convergence."""
 
-    plot: dict[str, Any] | None = None
-    """Plot configuration, free-form (default none)."""
+    plot: Plot | None = None
+    """Inline plot configuration (default none: AIPerf's); turns ``artifacts.autoPlot`` on unless set."""
 
     variables: dict[str, Any] | None = None
-    """Values exposed to Jinja2 templates, free-form (default none)."""
+    """Values exposed to Jinja2 templates, name → any value (default none); free-form in the release
+    too (``AIPerfConfig.variables: dict[str, Any]``), so only its being a mapping is checked."""
 
     random_seed: StrictInt | None = Field(None, ge=0)
     """Global random seed, >= 0 (default none)."""

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 from pydantic.alias_generators import to_camel
 
-from aiperf_kueue import limits, quantity
-from aiperf_kueue.display import quoted, show
+from aiperf_kueue.common import limits, quantity
+from aiperf_kueue.common.display import quoted, show
 
 # Always used with fullmatch: Go's regexp (and so the API server) has no "$ before a trailing
 # newline" exception, and a name ending in "\n" must not pass here and fail there.
@@ -86,11 +86,51 @@ def _non_negative(value: str) -> str:
     return value
 
 
+_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def resource_quantity(resource: str, value: str) -> str:
+    """``value`` if its unit makes sense for ``resource``: CPU counts cores, so a binary suffix
+    (``Gi``, for bytes) is refused; bytes (memory, storage, huge pages) and every other resource
+    (GPUs, pods, extended resources) are whole units: Kubernetes rounds a fraction of a byte up,
+    and refuses a fractional extended resource."""
+    if resource == "cpu":
+        suffix = next((s for s in _BINARY_SUFFIXES if value.endswith(s)), None)
+        if suffix is not None:
+            raise ValueError(
+                f'must be CPU cores such as "16", "1500m" or "0.5", got {quoted(value)}: {suffix} is a binary '
+                "suffix, for bytes (memory), not cores"
+            )
+        return value
+    unit = "bytes" if quantity.is_byte_resource(resource) else "units"
+    example = '"64Gi" or "500M"' if unit == "bytes" else '"8"'
+    if value[-1:] in ("m", "u", "n"):
+        raise ValueError(
+            f"must be a whole number of {unit} such as {example}, got {quoted(value)}: {value[-1]} counts "
+            f"fractions (milli, micro, nano), which {resource} has none of"
+        )
+    if quantity.parse(value).denominator != 1:
+        raise ValueError(f"must be a whole number of {unit} such as {example}, got {quoted(value)}")
+    return value
+
+
+def _cpu(value: str) -> str:
+    return resource_quantity("cpu", value)
+
+
+def _bytes(value: str) -> str:
+    return resource_quantity("memory", value)
+
+
 DnsLabel = Annotated[str, AfterValidator(dns_label)]
 QualifiedName = Annotated[str, AfterValidator(qualified_name)]
 LabelValue = Annotated[str, AfterValidator(label_value)]
 #: A Kubernetes quantity (``"16"``, ``"1500m"``, ``"64Gi"``), never negative.
 Quantity = Annotated[str, BeforeValidator(_quantity_text), AfterValidator(_non_negative)]
+#: A quantity of CPU cores (``"16"``, ``"1500m"``): no binary suffix.
+CpuQuantity = Annotated[str, BeforeValidator(_quantity_text), AfterValidator(_non_negative), AfterValidator(_cpu)]
+#: A quantity of bytes (``"64Gi"``, ``"500M"``): a whole number of them.
+ByteQuantity = Annotated[str, BeforeValidator(_quantity_text), AfterValidator(_non_negative), AfterValidator(_bytes)]
 
 
 def percent(value: Any) -> Decimal:
@@ -109,7 +149,7 @@ def percent(value: Any) -> Decimal:
         if text == value:
             # `pulumi config set --path KEY 12.5` writes this: only integers become YAML numbers.
             raise ValueError(
-                f"{expected}, text because of its quotes: write {text} or \"{text}%\" "
+                f'{expected}, text because of its quotes: write {text} or "{text}%" '
                 f"(pulumi config set --path stores {text} as text, {text}% as a percentage)"
             )
     else:

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aiperf_kueue.common.display import show
+from aiperf_kueue.common.errors import ConfigError, Problem, key_path
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.config.jobs import Job, Sweep
-from aiperf_kueue.display import show
-from aiperf_kueue.errors import ConfigError, Problem, key_path
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class JobEntry:
 
     name: str
     """Config name (DNS-1123 label, at most 28 characters): the job's, or ``<sweep>-c<N>``. The
-    AIPerfJob is named after it and its spec (:func:`aiperf_kueue.manifests.job_object_name`)."""
+    AIPerfJob is named after it and its spec (:func:`aiperf_kueue.plan.manifests.job_object_name`)."""
 
     namespace: str
     """Benchmark namespace."""
@@ -49,9 +49,10 @@ class JobEntry:
     retain_on_delete: bool = True
     """Keep the AIPerfJob when it leaves the stack or its spec changes (a new run replaces it)."""
 
-    def manifest_spec(self, queue_name: str) -> dict[str, Any]:
-        """The custom resource ``spec``: the spec as given plus ``scheduling`` (queue, priority class)."""
-        scheduling: dict[str, str] = {"queueName": queue_name}
+    def manifest_spec(self, queue_name: str | None) -> dict[str, Any]:
+        """The custom resource ``spec``: the spec as given plus ``scheduling`` (queue, priority class;
+        ``queue_name`` None: no ``queueName``, the operator's env default queue routes the job)."""
+        scheduling: dict[str, str] = {} if queue_name is None else {"queueName": queue_name}
         if self.priority_class is not None:
             scheduling["priorityClass"] = self.priority_class
         return {**self.spec.manifest(), "scheduling": scheduling}
@@ -60,7 +61,7 @@ class JobEntry:
 def expand_sweeps(jobs: Sequence[Job], sweeps: Sequence[Sweep], source: str) -> list[JobEntry]:
     """Every job to declare: ``jobs`` in order, then each sweep's points in ``concurrency`` order.
 
-    Raises :class:`~aiperf_kueue.errors.ConfigError` (``source`` names the stack file) when two
+    Raises :class:`~aiperf_kueue.common.errors.ConfigError` (``source`` names the stack file) when two
     entries would create the same AIPerfJob (same namespace and name).
     """
     entries = [

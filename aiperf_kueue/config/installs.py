@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictStr, field_validator, model_validator
 
-from aiperf_kueue.aiperf_release import DEFAULT_VERSION, RELEASES
+from aiperf_kueue.common.display import show
 from aiperf_kueue.config.base import DnsLabel, Flag, Model, Number, WholeNumber, dns_label
 from aiperf_kueue.config.sizing import OperatorSizing
-from aiperf_kueue.display import show
-from aiperf_kueue.kueue import READINESS_ATTEMPTS, READINESS_INTERVAL_SECONDS, READINESS_MAX_INTERVAL_SECONDS
+from aiperf_kueue.upstream.aiperf_release import DEFAULT_VERSION, RELEASES
+from aiperf_kueue.upstream.kueue import READINESS_ATTEMPTS, READINESS_INTERVAL_SECONDS, READINESS_MAX_INTERVAL_SECONDS
 
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
 #: ``operator.defaultQueue`` meaning "the LocalQueue every benchmark namespace has".
@@ -111,8 +111,10 @@ class KueueInstallConfig(Model):
     """Kueue's ``manageJobsWithoutQueueName`` (default false): suspend every job without a queue label."""
 
     frameworks: list[str] | None = None
-    """Integrations (default: the chart's list for the pinned version). Must include
-    ``jobset.x-k8s.io/jobset``: AIPerf runs every benchmark as a JobSet."""
+    """Integrations (default: the chart's list for the pinned version; on a MultiKueue manager
+    ``batch/job`` and ``jobset.x-k8s.io/jobset`` only, since its Kueue must watch every enabled kind on
+    each worker: docs/multikueue.md). Must include ``jobset.x-k8s.io/jobset``: AIPerf runs every
+    benchmark as a JobSet."""
 
     fair_sharing: FairSharingConfig | None = None
     """Cluster-wide fair sharing (default off)."""
@@ -245,7 +247,7 @@ class OperatorConfig(Model):
     @property
     def default_queue(self) -> str | None:
         """The LocalQueue ``defaultQueue`` names explicitly; None for ``auto`` and for off. The
-        effective env default is :func:`aiperf_kueue.submit.default_queue` (it needs the namespaces)."""
+        effective env default is :func:`aiperf_kueue.plan.submit.default_queue` (it needs the namespaces)."""
         setting = self.default_queue_setting
         return None if setting == DEFAULT_QUEUE_AUTO else setting
 

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from aiperf_kueue.config.base import (
+    ByteQuantity,
+    CpuQuantity,
     DnsLabel,
     Int64,
     LabelValue,
@@ -16,6 +18,7 @@ from aiperf_kueue.config.base import (
     QualifiedName,
     Quantity,
     WholeNumber,
+    resource_quantity,
 )
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -88,12 +91,12 @@ class Pool(Model):
     nodes: WholeNumber = Field(ge=1)
     """Number of nodes in the pool (required, >= 1). For autoscaled pools, the maximum."""
 
-    cpu: Quantity
-    """Allocatable CPU per node, a quantity (``"31"``, ``"31500m"``); required.
+    cpu: CpuQuantity
+    """Allocatable CPU per node, a quantity of cores (``"31"``, ``"31500m"``; no binary suffix); required.
     Use the node's *allocatable*, not its capacity, or admitted pods stay Pending."""
 
-    memory: Quantity
-    """Allocatable memory per node, a quantity (``"120Gi"``); required."""
+    memory: ByteQuantity
+    """Allocatable memory per node, a whole number of bytes (``"120Gi"``); required."""
 
     gpus: WholeNumber = Field(default=0, ge=0)
     """GPUs per node (default 0, a CPU-only pool). Headroom never applies to GPUs."""
@@ -123,6 +126,16 @@ class Pool(Model):
     memory in this flavor (their part stays unassigned) and, in a cohort, a borrowingLimit of 0
     there, so Kueue never places their CPU-only pods (AIPerf's controller and workers) on these
     nodes, next to the models under test. Only for a pool with ``gpus``."""
+
+    @field_validator("extra_resources")
+    @classmethod
+    def _units(cls, amounts: dict[str, str]) -> dict[str, str]:
+        for resource, amount in amounts.items():
+            try:
+                resource_quantity(resource, amount)
+            except ValueError as err:
+                raise ValueError(f"{resource}: {err}") from None
+        return amounts
 
     @field_validator("node_taints")
     @classmethod

@@ -12,9 +12,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
+from aiperf_kueue.common.display import show
 from aiperf_kueue.config.aiperf_spec import CONFIG_NAME_MAX, NAME_ROOM, AIPerfJobSpec, job_name
 from aiperf_kueue.config.base import DnsLabel, Model
-from aiperf_kueue.display import show
 
 #: A job's config name (DNS-1123 label, at most 28 characters; its AIPerfJob is ``<name>-<digest>``).
 JobName = Annotated[str, AfterValidator(job_name)]

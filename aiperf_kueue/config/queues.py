@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from aiperf_kueue.common.display import show
 from aiperf_kueue.config.base import (
     DnsLabel,
     Flag,
@@ -18,7 +19,6 @@ from aiperf_kueue.config.base import (
     Quantity,
     percent,
 )
-from aiperf_kueue.display import show
 
 
 class BorrowWithinCohort(Model):

@@ -7,16 +7,22 @@ from typing import Literal
 from pydantic import Field
 
 from aiperf_kueue.config.base import Model
+from aiperf_kueue.config.cluster import ClusterConfig
 from aiperf_kueue.config.installs import JobSetConfig, OperatorConfig
 from aiperf_kueue.config.inventory import Inventory
 from aiperf_kueue.config.jobs import Job, Sweep
 from aiperf_kueue.config.kueue import KueueConfig
+from aiperf_kueue.config.multikueue import MultiKueue
 from aiperf_kueue.config.priorities import PriorityClass
 from aiperf_kueue.config.queues import Queues
 
 
 class StackConfig(Model):
     """Every ``aiperf-kueue:*`` config key of one stack."""
+
+    cluster: ClusterConfig | None = None
+    """``aiperf-kueue:cluster``: the kubeconfig context this stack deploys to (default: none, which
+    ``plan`` warns about and ``pulumi up`` refuses; a stack's ``kubernetes:context`` counts as naming it)."""
 
     kueue: KueueConfig = Field(default_factory=KueueConfig)
     """``aiperf-kueue:kueue``: the Kueue release targeted (default: 0.19.2, apiVersion auto)."""
@@ -42,6 +48,11 @@ class StackConfig(Model):
     sweeps: list[Sweep] = Field(default_factory=list)
     """``aiperf-kueue:sweeps``: one AIPerfJob per concurrency point (default none)."""
 
+    multikueue: MultiKueue | None = None
+    """``aiperf-kueue:multikueue``: this stack's part in a MultiKueue fleet, manager or worker (default none:
+    a stack of its own). A manager's ``inventory`` and a worker's ``queues`` come from the other stacks
+    (``docs/multikueue.md``)."""
+
     warnings: Literal["allow", "error"] = "allow"
     """``aiperf-kueue:warnings``: ``allow`` (default) prints the plan's warnings and goes on;
     ``error`` makes each one a config error (``plan`` exits 2, ``pulumi up`` registers nothing),
@@ -50,3 +61,13 @@ class StackConfig(Model):
 
 #: The config keys, as written in stack files (without the ``aiperf-kueue:`` prefix).
 KEYS = tuple(field.alias or name for name, field in StackConfig.model_fields.items())
+
+
+def unmanaged_namespaces(config: StackConfig) -> list[str]:
+    """Namespaces Kueue's job webhooks must leave alone: system, Kueue's, JobSet's, the operator's.
+
+    Kueue's job webhook would otherwise suspend the operator's and JobSet's own Jobs
+    (or reject another chart's hook Jobs while Kueue is starting).
+    """
+    names = ["kube-system", config.kueue.namespace, config.jobset.namespace, config.operator.namespace]
+    return list(dict.fromkeys(names))

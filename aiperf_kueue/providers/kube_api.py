@@ -18,15 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import config as kube_config
 from kubernetes.client import ApiClient, Configuration
-from kubernetes.config.config_exception import ConfigException
-from kubernetes.config.incluster_config import (
-    SERVICE_CERT_FILENAME,
-    SERVICE_TOKEN_FILENAME,
-    InClusterConfigLoader,
-)
-from kubernetes.config.kube_config import ConfigNode, KubeConfigMerger
+from kubernetes.config import ConfigException
 
 from aiperf_kueue.providers.kubeconfig import (
     INLINE_KUBECONFIG,
@@ -92,48 +87,66 @@ class ApiServer:
                 kube_config.load_kube_config(
                     config_file=source, context=context, client_configuration=configuration, persist_config=False
                 )
-            merged = ConfigNode("kube-config", doc) if source == INLINE_KUBECONFIG else KubeConfigMerger(source).config
-        except (ConfigException, ValueError, TypeError, KeyError, OSError) as err:
+            merged = doc if source == INLINE_KUBECONFIG else _merged_kubeconfig(source)
+        except (ConfigException, ValueError, TypeError, KeyError, OSError, yaml.YAMLError) as err:
             raise KubeconfigError(f"{source}: cannot use this kubeconfig: {err}") from None
         api = cls(_one_request_per_attempt(configuration), source)
         _exec_gave_credentials(api, merged, context)
         return api
 
     @classmethod
-    def in_cluster(
-        cls,
-        environ: Mapping[str, str] | None = None,
-        token_file: str | os.PathLike[str] = SERVICE_TOKEN_FILENAME,
-        ca_file: str | os.PathLike[str] = SERVICE_CERT_FILENAME,
-    ) -> ApiServer:
+    def in_cluster(cls) -> ApiServer:
         """Settings of the pod this runs in: ``KUBERNETES_SERVICE_HOST/PORT``, the service-account
-        token (re-read as the kubelet rotates it) and CA."""
+        token (re-read as the kubelet rotates it) and CA, as the client's ``load_incluster_config`` reads them."""
         configuration = Configuration()
         try:
-            InClusterConfigLoader(
-                token_filename=str(token_file),
-                cert_filename=str(ca_file),
-                environ=dict(os.environ if environ is None else environ),
-            ).load_and_set(configuration)
+            kube_config.load_incluster_config(client_configuration=configuration)
         except ConfigException as err:
             raise KubeconfigError(f"in-cluster configuration: {err}") from None
         return cls(_one_request_per_attempt(configuration), "in-cluster")
 
 
-def _exec_gave_credentials(api: ApiServer, kubeconfig: ConfigNode, context: str | None) -> None:
+def _merged_kubeconfig(files: str) -> dict[str, Any]:
+    """The kubeconfig ``files`` (``os.pathsep``-separated) merged as the client's loader merges them:
+    clusters, contexts and users by name, the first file that names one wins; ``current-context``
+    from the last file that sets it."""
+    merged: dict[str, Any] = {"clusters": [], "contexts": [], "users": []}
+    for path in (Path(p).expanduser() for p in files.split(os.pathsep) if p):
+        if not path.exists():
+            continue
+        doc = yaml.safe_load(path.read_text())
+        if not isinstance(doc, Mapping):
+            raise ConfigException(f"Invalid kube-config. {path} file is empty")
+        for item in ("clusters", "contexts", "users"):
+            known = {entry["name"] for entry in merged[item]}
+            merged[item] += [entry for entry in doc.get(item) or [] if entry["name"] not in known]
+        if "current-context" in doc:
+            merged["current-context"] = doc["current-context"]
+    return merged
+
+
+def _named(entries: Any, name: Any) -> Mapping[str, Any] | None:
+    """The one entry of a kubeconfig list called ``name`` (None: none, several, or no list)."""
+    if not isinstance(entries, list):
+        return None
+    found = [e for e in entries if isinstance(e, Mapping) and e.get("name") == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _exec_gave_credentials(api: ApiServer, kubeconfig: Mapping[str, Any], context: str | None) -> None:
     """The client logs a failed exec credential plugin and goes on without credentials: say so
     here, by the plugin's name, instead of as a 401 from every request."""
     cfg = api.configuration
     if cfg.api_key or cfg.cert_file:
         return
-    try:
-        name = context or kubeconfig["current-context"]
-        user_name = kubeconfig["contexts"].get_with_name(name)["context"]["user"]
-        spec = kubeconfig["users"].get_with_name(user_name)["user"].safe_get("exec")
-    except ConfigException:
-        return  # no user, or one without exec: nothing was meant to run
+    entry = _named(kubeconfig.get("contexts"), context or kubeconfig.get("current-context"))
+    settings = entry.get("context") if entry else None
+    user_name = settings.get("user") if isinstance(settings, Mapping) else None
+    user = _named(kubeconfig.get("users"), user_name) if user_name is not None else None
+    spec = user.get("user") if user else None
+    spec = spec.get("exec") if isinstance(spec, Mapping) else None
     if not isinstance(spec, Mapping):
-        return
+        return  # no user, or one without exec: nothing was meant to run
     hint = f" {spec['installHint']}" if spec.get("installHint") else ""
     raise KubeconfigError(
         f"{api.source}: user {user_name!r}: exec plugin {spec.get('command')!r} gave no credentials "

@@ -4,16 +4,28 @@ For 10–30 s after ``kueue-controller-manager`` reports 1/1 Ready, creating a
 ClusterQueue or ResourceFlavor fails with ``failed calling webhook
 "mclusterqueue.kb.io" ... 502``, ``connection refused`` or ``no endpoints
 available for service "kueue-webhook-service"`` (kueue NOTES). Kueue's own e2e
-suite waits in three steps, and so does :func:`wait_for_kueue`:
+suite waits in the first three steps; :func:`wait_for_kueue` adds a fourth:
 
 1. the Deployment is rolled out and ``Available=True``;
 2. the EndpointSlices of the webhook Service have ready endpoints, and those are
    exactly the ready controller pods (no stale endpoint of a replaced pod);
 3. a server-side dry-run create of a ResourceFlavor is admitted, which goes
-   through the real webhook without persisting anything.
+   through the real webhook without persisting anything;
+4. every ``kueue.x-k8s.io`` kind can be listed at every version the API server
+   serves. This one is not in Kueue's suite: it is what an upgrade needs. Objects
+   stored at another version (a Workload written by Kueue 0.15 as ``v1beta1``,
+   read as ``v1beta2``) go through Kueue's conversion webhook, which the API
+   server trusts through the ``caBundle`` Kueue's cert rotator writes into each
+   CRD. ``pulumi up`` re-applies the CRDs and the new Kueue re-injects the bundle
+   a moment later; until it has, every such read fails with ``x509: certificate
+   signed by unknown authority`` (measured in this project's upgrade e2e). A
+   ``limit=1`` list at each served version reads the first stored object at a
+   version other than its own whichever it is stored at, so it goes through the
+   conversion whenever any object needs it, and costs one small request per kind
+   and version.
 
 The API server is reached with the official Kubernetes Python client
-(:mod:`aiperf_kueue.providers.kube_api`). This module adds the three steps, their retry policy
+(:mod:`aiperf_kueue.providers.kube_api`). This module adds the four steps, their retry policy
 and the explanation when Kueue is not ready. It runs in the Pulumi dynamic provider
 (:mod:`aiperf_kueue.providers.readiness`) on ``pulumi up``, never in ``plan``.
 """
@@ -25,16 +37,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aiperf_kueue.kueue import (
-    GROUP,
-    KUEUE_DEPLOYMENT,
-    KUEUE_NAMESPACE,
-    KUEUE_WEBHOOK_SERVICE,
-    READINESS_ATTEMPTS,
-    READINESS_INTERVAL_SECONDS,
-    READINESS_MAX_INTERVAL_SECONDS,
-    READINESS_TIMEOUT_SECONDS,
-)
 from aiperf_kueue.providers.kube_api import (
     ApiServer,
     Client,
@@ -45,12 +47,23 @@ from aiperf_kueue.providers.kube_api import (
     load_api_server,
 )
 from aiperf_kueue.providers.kubeconfig import KubeconfigError
+from aiperf_kueue.upstream.kueue import (
+    GROUP,
+    KUEUE_DEPLOYMENT,
+    KUEUE_NAMESPACE,
+    KUEUE_WEBHOOK_SERVICE,
+    READINESS_ATTEMPTS,
+    READINESS_INTERVAL_SECONDS,
+    READINESS_MAX_INTERVAL_SECONDS,
+    READINESS_TIMEOUT_SECONDS,
+)
 
 __all__ = [
     "STEPS",
     "STEP_DEPLOYMENT",
     "STEP_DRY_RUN",
     "STEP_ENDPOINTS",
+    "STEP_READS",
     "ApiServer",
     "KubeconfigError",
     "KueueNotReady",
@@ -65,8 +78,9 @@ __all__ = [
 STEP_DEPLOYMENT = "deployment"
 STEP_ENDPOINTS = "endpoints"
 STEP_DRY_RUN = "dryRun"
-#: The three steps, in the order they run; also the keys of :attr:`ReadinessReport.attempts`.
-STEPS = (STEP_DEPLOYMENT, STEP_ENDPOINTS, STEP_DRY_RUN)
+STEP_READS = "reads"
+#: The four steps, in the order they run; also the keys of :attr:`ReadinessReport.attempts`.
+STEPS = (STEP_DEPLOYMENT, STEP_ENDPOINTS, STEP_DRY_RUN, STEP_READS)
 
 #: Name prefix of the dry-run ResourceFlavor; ``generateName`` so it can never clash with a real flavor.
 DRY_RUN_NAME_PREFIX = "aiperf-kueue-readiness-"
@@ -97,7 +111,7 @@ class ReadinessReport:
 
     @property
     def attempts(self) -> dict[str, int]:
-        """Attempts per step: ``{"deployment": 1, "endpoints": 3, "dryRun": 2}``."""
+        """Attempts per step: ``{"deployment": 1, "endpoints": 3, "dryRun": 2, "reads": 1}``."""
         return {s.name: s.attempts for s in self.steps}
 
 
@@ -307,15 +321,52 @@ def _dry_run_flavor(client: Client, version: str) -> _Outcome:
     return _http_failure(reply)
 
 
+def _listable(resources: Any) -> list[str]:
+    """Top-level resources of a discovery document that can be listed (not ``workloads/status``)."""
+    listed = resources.get("resources") if isinstance(resources, Mapping) else None
+    names = []
+    for resource in listed if isinstance(listed, list) else []:
+        if not isinstance(resource, Mapping):
+            continue
+        name = resource.get("name")
+        if isinstance(name, str) and "/" not in name and "list" in (resource.get("verbs") or []):
+            names.append(name)
+    return sorted(names)
+
+
+def _read_every_version(client: Client) -> _Outcome:
+    group = client.call("GET", f"/apis/{GROUP}")
+    if not 200 <= group.status < 300:
+        return _http_failure(group)
+    body = group.body if isinstance(group.body, Mapping) else {}
+    versions = sorted(str(v.get("version")) for v in body.get("versions") or [] if isinstance(v, Mapping))
+    for version in versions:
+        discovery = client.call("GET", f"/apis/{GROUP}/{version}")
+        if not 200 <= discovery.status < 300:
+            return _http_failure(discovery)
+        for plural in _listable(discovery.body):
+            reply = client.call("GET", f"/apis/{GROUP}/{version}/{plural}", {"limit": "1"})
+            if not 200 <= reply.status < 300:
+                failure = _http_failure(reply)
+                return _Outcome(
+                    done=False,
+                    retryable=failure.retryable,
+                    status=failure.status,
+                    message=f"list {plural}.{GROUP}/{version}: {failure.message}",
+                )
+    return _OK
+
+
 def _hints(step: str, outcome: _Outcome, namespace: str, deployment: str, version: str) -> list[str]:
     hints = []
     if outcome.status in (401, 403):
         verb = {
-            STEP_DEPLOYMENT: "get deployments",
-            STEP_ENDPOINTS: "list endpointslices.discovery.k8s.io",
+            STEP_DEPLOYMENT: f"get deployments -n {namespace}",
+            STEP_ENDPOINTS: f"list endpointslices.discovery.k8s.io -n {namespace}",
             STEP_DRY_RUN: f"create resourceflavors.{GROUP}",
+            STEP_READS: f"list workloads.{GROUP} --all-namespaces",
         }[step]
-        hints.append(f"the credentials are rejected or lack RBAC: kubectl auth can-i {verb} -n {namespace}")
+        hints.append(f"the credentials are rejected or lack RBAC: kubectl auth can-i {verb}")
         if step == STEP_ENDPOINTS:
             hints.append(f"(step 2 also lists pods: kubectl auth can-i list pods -n {namespace})")
     elif outcome.status == 404 and step == STEP_DEPLOYMENT:
@@ -324,6 +375,11 @@ def _hints(step: str, outcome: _Outcome, namespace: str, deployment: str, versio
         hints.append(
             f"is {GROUP}/{version} served by this Kueue release? "
             f"kubectl get crd resourceflavors.{GROUP} -o jsonpath='{{.spec.versions[*].name}}'"
+        )
+    elif step == STEP_READS:
+        hints.append(
+            f"is the conversion webhook trusted? kubectl get crd workloads.{GROUP} "
+            "-o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}' | head -c 20 (empty: not injected yet)"
         )
     elif outcome.status is None and not outcome.retryable:
         hints.append("the kubeconfig's certificate-authority(-data) does not match the API server")
@@ -356,11 +412,12 @@ def wait_for_kueue(
     match_pod_ips: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> ReadinessReport:
-    """Block until Kueue's webhook admits a dry-run ResourceFlavor; raise :class:`KueueNotReady` if it doesn't.
+    """Block until Kueue's webhooks admit and convert; raise :class:`KueueNotReady` if they don't.
 
     Steps, in order (see the module docstring): ``deployment`` rolled out and
     Available, webhook ``endpoints`` ready (and, with ``match_pod_ips``, the
-    same IPs as the ready controller pods), then a ``dryRun`` create.
+    same IPs as the ready controller pods), a ``dryRun`` create, then ``reads``
+    of every Kueue kind at every served version (the conversion webhook).
 
     Retries: each step gets up to ``attempts`` attempts; after failed attempt
     *n* it sleeps ``min(interval * 2**(n-1), max_interval)`` via ``sleep``. A
@@ -442,4 +499,9 @@ def wait_for_kueue(
         f"dry-run create of a {GROUP}/{version} ResourceFlavor",
         lambda: _dry_run_flavor(client, version),
     )
-    return ReadinessReport((deployment_step, endpoints_step, dry_run_step), clock() - started)
+    reads_step, _ = run(
+        STEP_READS,
+        f"list of every {GROUP} kind at every served version",
+        lambda: _read_every_version(client),
+    )
+    return ReadinessReport((deployment_step, endpoints_step, dry_run_step, reads_step), clock() - started)

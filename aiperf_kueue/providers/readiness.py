@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pulumi
 import pulumi.dynamic
 
-from aiperf_kueue.kueue import READINESS_MAX_INTERVAL_SECONDS
+from aiperf_kueue.upstream.kueue import READINESS_MAX_INTERVAL_SECONDS
 
 
 class KueueReadinessProvider(pulumi.dynamic.ResourceProvider):

@@ -155,19 +155,29 @@ def _service_account(request: web.Request, m: re.Match[str], body: Json) -> web.
     return _json({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": m["name"]}})
 
 
+def _kueue_serves(version: str) -> bool:
+    """Whether the cluster serves ``kueue.x-k8s.io/<version>``: Kueue is installed and its CRDs
+    serve that version (``kueueServedVersions``, default v1beta1 and v1beta2 as Kueue 0.15-0.19;
+    ``["v1beta2"]`` is Kueue 0.20+, which stopped serving v1beta1). The API server answers a
+    request for an unserved version with a 404, as for no CRD at all."""
+    served = CLUSTER.get("kueueServedVersions", ["v1beta1", "v1beta2"])
+    return bool(CLUSTER.get("kueueInstalled", True)) and version in served
+
+
 def _local_queue(request: web.Request, m: re.Match[str], body: Json) -> web.Response:
-    if not CLUSTER.get("kueueInstalled", True):
+    if not _kueue_serves(m["version"]):
         return _not_found("the server could not find the requested resource")
     if m["name"] not in CLUSTER.get("localQueues", {}).get(m["ns"], []):
         return _not_found(f'localqueues.kueue.x-k8s.io "{m["name"]}"')
-    return _json({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": {"name": m["name"]}})
+    api_version = f"kueue.x-k8s.io/{m['version']}"
+    return _json({"apiVersion": api_version, "kind": "LocalQueue", "metadata": {"name": m["name"]}})
 
 
 def _local_queues(request: web.Request, m: re.Match[str], body: Json) -> web.Response:
-    if not CLUSTER.get("kueueInstalled", True):
+    if not _kueue_serves(m["version"]):
         return _not_found("the server could not find the requested resource")
     names = CLUSTER.get("localQueues", {}).get(m["ns"], [])
-    return _list("LocalQueueList", [{"metadata": {"name": n}} for n in names[:1]], "kueue.x-k8s.io/v1beta1")
+    return _list("LocalQueueList", [{"metadata": {"name": n}} for n in names[:1]], f"kueue.x-k8s.io/{m['version']}")
 
 
 def _create_jobset(request: web.Request, m: re.Match[str], body: Json) -> web.Response:
@@ -182,6 +192,7 @@ def _echo(request: web.Request, m: re.Match[str], body: Json) -> web.Response:
 
 _NS = r"(?P<ns>[a-z0-9-]+)"
 _NAME = r"(?P<name>[A-Za-z0-9.-]+)"
+_KUEUE = r"(?P<version>v1beta[12])"
 #: Every Kubernetes API call the stub answers: (name, method, path pattern, handler).
 ROUTES: list[tuple[str, str, re.Pattern[str], Handler]] = [
     (n, meth, re.compile(pattern), h)
@@ -199,9 +210,9 @@ ROUTES: list[tuple[str, str, re.Pattern[str], Handler]] = [
          _empty_list("NetworkPolicyList", "networking.k8s.io/v1")),
         ("read secret", "GET", rf"/api/v1/namespaces/{_NS}/secrets/{_NAME}", _secret),
         ("read serviceaccount", "GET", rf"/api/v1/namespaces/{_NS}/serviceaccounts/{_NAME}", _service_account),
-        ("read localqueue", "GET", rf"/apis/kueue\.x-k8s\.io/v1beta1/namespaces/{_NS}/localqueues/{_NAME}",
+        ("read localqueue", "GET", rf"/apis/kueue\.x-k8s\.io/{_KUEUE}/namespaces/{_NS}/localqueues/{_NAME}",
          _local_queue),
-        ("list localqueues", "GET", rf"/apis/kueue\.x-k8s\.io/v1beta1/namespaces/{_NS}/localqueues",
+        ("list localqueues", "GET", rf"/apis/kueue\.x-k8s\.io/{_KUEUE}/namespaces/{_NS}/localqueues",
          _local_queues),
         ("read namespace", "GET", rf"/api/v1/namespaces/{_NS}", _namespace),
         ("create jobset", "POST", rf"/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/{_NS}/jobsets", _create_jobset),
@@ -386,6 +397,26 @@ def fields() -> Json:
                     walk(sub, f"{path}.{alias}" if path else alias, depth + 1)
 
     walk(AIPerfJobSpec, "", 0)
+    # Typed ``Any`` in the CRD model (the release validates them in AIPerfConfig), or past the walk's
+    # depth: the plot envelope, each communication type's own keys and its proxies' keys.
+    from aiperf.config.comm import (
+        DualBindCommunicationConfig,
+        IpcCommunicationConfig,
+        TcpCommunicationConfig,
+        TcpProxyConfig,
+    )
+    from aiperf.config.plot import PlotEnvelopeConfig
+
+    walk(PlotEnvelopeConfig, "plot", 1)
+    comm = "benchmark.runtime.communication"
+    for tag, model in (("ipc", IpcCommunicationConfig), ("tcp", TcpCommunicationConfig),
+                       ("dual", DualBindCommunicationConfig)):  # fmt: skip
+        keys[f"{comm}[{tag}]"] = {f.alias or n for n, f in model.model_fields.items()}
+    walk(TcpProxyConfig, f"{comm}.eventBusProxy", 3)
+    from aiperf.config.dataset.config import FileDataset, PublicDataset, SyntheticDataset
+
+    for tag, model in (("synthetic", SyntheticDataset), ("file", FileDataset), ("public", PublicDataset)):
+        keys[f"benchmark.datasets[{tag}]"] = {f.alias or n for n, f in model.model_fields.items()}
     return {"keys": {k: sorted(v) for k, v in keys.items()}, "enums": enums}
 
 

@@ -1,6 +1,6 @@
 """``python -m tests.e2e.bench_engine``: the program under the real Pulumi engine on the local cluster, timed.
 
-The second half of ``make bench`` (the first, :mod:`aiperf_kueue.bench`, is offline). It runs inside
+The second half of ``make bench`` (the first, :mod:`tests.bench`, is offline). It runs inside
 ``e2e/sandbox.sh`` with the e2e harness: the CLI and provider built from source (:mod:`tests.e2e.engine`), a fresh
 local control plane per measurement (:mod:`tests.e2e.cluster`), the Kueue and JobSet charts installed by ``pulumi up``
 and their controllers run by :class:`~tests.e2e.charts.ChartControllers`, and the released AIPerf operator as a
@@ -33,8 +33,9 @@ JobSet, Kueue admits its Workload).
 Engine figures come from the engine's own events (:class:`~tests.e2e.engine.EngineRun` records the time of each
 resource's pre-step and outputs events), see :func:`~tests.e2e.bench_report.step_stats`.
 
-Writes the ``realEngine`` section of ``aiperf_kueue/bench/results.json`` (the offline sections are kept) and prints
-a table. Times are wall-clock seconds; nothing here asserts a time.
+After the checkpointed ``up`` of each size, issue 27's one-namespace edit (:func:`_one_namespace_edit`). Prints
+the tables and issue 27's table (:func:`~tests.e2e.bench_report.goals`), and writes the whole report to
+``bench/results.json``. ``--quick`` stops at 100 namespaces. Times are wall-clock seconds; nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -55,30 +56,37 @@ from typing import Any
 import yaml
 from pulumi import automation as auto
 
-from aiperf_kueue.bench import fleet
-from aiperf_kueue.bench.__main__ import DEFAULT_JSON, machine
+from tests.bench import fleet
+from tests.bench.__main__ import machine
 from tests.e2e.bench_report import (
+    chart_state_bytes,
     extrapolate,
+    goals,
     marginal,
     op_counts,
     phases,
+    state_by_type,
     step_stats,
     table,
     targets,
     up_seconds,
-    write_section,
+    write_results,
 )
 from tests.e2e.bench_watch import AdmissionWatch, UpCap, UserSecrets
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster, _deadline_loop
 from tests.e2e.conftest import BUILD, DEFAULT_AIPERF_VENV, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT
-from tests.e2e.engine import PROJECT, Engine, EngineRun, e2e_config
+from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config
 from tests.e2e.nodes import create_nodes, declared_pools, node_objects
 from tests.e2e.operator import install_aiperf_crds, resolve_to_loopback, start_operator, stop_operator
 from tests.e2e.stackrun import CLI, Plan, load_plan, operator_env
 
 BENCH = OUT / "bench"
 DEFAULT_SIZES = (10, 100, 1000)
+#: ``--quick``: the CI smoke, stopping at 100 namespaces.
+QUICK_SIZES = (10, 100)
+#: Where a run's whole report goes (``--json``).
+RESULTS = ROOT / "bench" / "results.json"
 CLUSTER_QUEUES = 3
 
 
@@ -139,7 +147,8 @@ def fresh_cluster(name: str, binaries: Mapping[str, str]) -> Iterator[LocalClust
 def engine_on(
     name: str, cluster: LocalCluster, binaries: Mapping[str, str], config: dict[str, Any], plan: Plan
 ) -> Iterator[EngineRun]:
-    """A new stack ``name`` with ``config``, and the charts' controllers running."""
+    """A new stack ``name`` with ``config``, deploying to ``cluster`` by name, and the charts' controllers running."""
+    config = {f"{PROJECT}:cluster": cluster_config(cluster), **config}
     engine = Engine(binaries, BENCH / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
     work = engine.project_dir(name, config)
     stack = engine.stack(name, work)
@@ -235,15 +244,22 @@ def _measured_up(
         "perCreatedResourceMs": 1000 * seconds / created if created else None,
         "firstAdmittedSeconds": watch.seconds(),
         "firstAdmitted": watch.first[1] if watch.first else None,
+        # Issue 27's "first job admitted, as a share of the update's time".
+        "firstAdmittedShare": (watch.seconds() or 0) / seconds if watch.seconds() is not None and seconds else None,
         "stateBytes": state_bytes(run),
         "phases": phases(stats, started, ended),
         "engine": stats,
     }
 
 
+def state_path(run: EngineRun) -> Path:
+    """The stack's state file in the local backend (what each checkpoint writes in full)."""
+    return run.engine.state / ".pulumi" / "stacks" / PROJECT / f"{run.name}.json"
+
+
 def state_bytes(run: EngineRun) -> int:
-    """Size of the stack's state file in the local backend (what each checkpoint writes in full)."""
-    return (run.engine.state / ".pulumi" / "stacks" / PROJECT / f"{run.name}.json").stat().st_size
+    """Size of the stack's state file in the local backend."""
+    return state_path(run).stat().st_size
 
 
 @contextmanager
@@ -299,6 +315,8 @@ def bench_size(
     with fresh_cluster(name, binaries) as cluster:
         create_nodes(cluster, node_objects(declared_pools(full_file)))
         _operator(cluster, plan, venv)
+        # Every rewrite of the stack file keeps the cluster it deploys to (pulumi up refuses a stack naming none).
+        full, platform = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (full, platform))
         with engine_on(name, cluster, binaries, platform, plan) as run:
             seconds, result = _up(run, "platform")
             out["platformUp"] = {
@@ -318,6 +336,12 @@ def bench_size(
             with skip_checkpoints(run):
                 out["pulumiUpSkipCheckpoints"] = skip = _measured_up(run, cluster, "no checkpoints", admission_timeout)
             out["finalStateBytes"] = state_bytes(run)
+            final_state = json.loads(state_path(run).read_text())
+            out["chartStateBytes"] = chart_state_bytes(final_state)
+            out["stateByType"] = state_by_type(final_state)
+            # Every benchmark namespace's share of the state (its Namespace, LocalQueue, Role, RoleBinding,
+            # component; the few jobs counted in): what each checkpoint rewrites per namespace.
+            out["stateBytesPerNamespace"] = (out["finalStateBytes"] - out["platformUp"]["stateBytes"]) / namespaces
             _echo(f"{name}: pulumi up without checkpoints {skip['seconds']:.1f} s ({skip['created']} created); "
                   f"first admitted after {skip['firstAdmittedSeconds']}")
             out["noChangePreview"] = preview = _preview(run)
@@ -341,8 +365,56 @@ def bench_size(
             _echo(f"{name}: pulumi up {up['seconds']:.1f} s ({up['created']} created"
                   f"{', STOPPED at the cap' if up['stopped'] else ''}); first admitted after "
                   f"{up['firstAdmittedSeconds']}")
+            if not up["stopped"]:
+                out["oneNamespaceEdit"] = edit = _one_namespace_edit(run, cluster, namespaces)
+                _echo(f"{name}: one-namespace edit: kubectl {edit['kubectlSeconds']:.1f} s, preview "
+                      f"{edit['previewSeconds']:.1f} s, up {edit['upSeconds']:.1f} s")
         stop_operator(cluster)
     return out
+
+
+def _one_namespace_edit(run: EngineRun, cluster: LocalCluster, namespaces: int) -> dict[str, Any]:
+    """Issue 27's one-namespace edit on the stack ``run`` holds: one more benchmark namespace (its Namespace,
+    LocalQueue, Role and RoleBinding). First ``kubectl apply --server-side`` of exactly that namespace's objects from
+    the offline plan, then the namespace deleted, then ``pulumi preview`` and ``pulumi up`` (checkpoints on) of the
+    edited stack file, as a user runs them."""
+    name = f"bench-{namespaces}-edit"
+    edited = e2e_config(
+        write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces + 1)),
+        KUEUE_MODULE,
+        JOBSET_MODULE,
+    )
+    _, plan = timed_plan(write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", edited), BENCH / "plans" / name)
+    edited = {f"{PROJECT}:cluster": cluster_config(cluster), **edited}
+    added = f"bench-{namespaces:05d}"
+    docs = [
+        d
+        for d in yaml.safe_load_all((plan.dir / "manifests.yaml").read_text())
+        if d
+        and (d["metadata"].get("namespace") == added or (d["kind"], d["metadata"]["name"]) == ("Namespace", added))
+    ]
+    manifest = BENCH / "plans" / name / "one-namespace.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    started = time.monotonic()
+    cluster.kubectl("apply", "--server-side", "-f", str(manifest), timeout=600)
+    kubectl = time.monotonic() - started
+    _clear_namespaces(cluster, {added})
+    run.set_config(edited)
+    started = time.monotonic()
+    preview = run.preview()
+    preview_seconds = time.monotonic() - started
+    up_started = time.monotonic()
+    _, result = _up(run, "one-namespace edit")
+    return {
+        "namespace": added,
+        "objects": len(docs),
+        "kubectlSeconds": kubectl,
+        "previewSeconds": preview_seconds,
+        "previewChanges": op_counts(preview.change_summary),
+        "upSeconds": time.monotonic() - up_started,
+        "upChanges": op_counts(result.summary.resource_changes),
+        "stateBytes": state_bytes(run),
+    }
 
 
 def _finish_size(out: dict[str, Any]) -> None:
@@ -404,14 +476,22 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     parser = argparse.ArgumentParser(prog="python -m tests.e2e.bench_engine", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="benchmark namespaces per fleet")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"the CI smoke: sizes {','.join(map(str, QUICK_SIZES))} (stops at 100)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="prod's no-change previews and offline plans")
     parser.add_argument(
-        "--up-cap", type=float, default=600, help="seconds after which the checkpointed pulumi up is stopped (0: none)"
+        "--up-cap",
+        type=float,
+        default=0,
+        help="seconds after which the checkpointed pulumi up is stopped and extrapolated (default 0: never, measured)",
     )
     parser.add_argument("--no-prod", action="store_true", help="skip the prod measurements")
     parser.add_argument("--admission-timeout", type=float, default=180, help="seconds to wait for an admission")
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    parser.add_argument("--json", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes = ",".join(map(str, QUICK_SIZES))
     manifest = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
     if not manifest.is_file():
         raise SystemExit(f"{manifest} not found: run `make e2e-build` first")
@@ -427,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.sizes.split(",")
         if n.strip()
     ]
+    sizes.sort(key=lambda s: int(s["namespaces"]))
     report: dict[str, Any] = {
         "measuredAt": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {**machine(), "loadAverageBefore": load_before, "loadAverageAfter": os.getloadavg()},
@@ -455,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     report["marginal"] = marginal(sizes)
     report["targets"] = targets(sizes, prod)
+    report["goals"] = goals(sizes, prod)
     m = report["machine"]
     print(
         f"aiperf-kueue bench, real engine: {m['cores']} cores ({m['cpu'] or 'unknown CPU'}), load "
@@ -462,8 +544,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for line in table(report):
         print(line)
-    write_section(args.json, report)
-    print(f"\nWrote the realEngine section of {args.json}")
+    write_results(args.json, report)
+    print(f"\nWrote {args.json}")
     return 0
 
 

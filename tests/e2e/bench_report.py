@@ -178,6 +178,125 @@ def targets(sizes: list[dict[str, Any]], prod: dict[str, Any] | None) -> dict[st
     return out
 
 
+#: Issue 27's table: per figure, what docs/scale.md measured before (the issue's "now") and the goal. Reported next
+#: to this run's figures by :func:`goals`, never asserted.
+GOALS: tuple[tuple[str, str, str], ...] = (
+    ("up100", "60x", "<= 5x"),
+    ("up1000", "~128x (extrapolated)", "<= 10x"),
+    ("skip1000", "5.0x", "<= 2x"),
+    ("prodPreview", "9.3 s", "<= 4 s"),
+    ("planVsPreview", "8.1x faster", ">= 10x faster"),
+    ("stateBytes", "? / ~2.5 MB", "<= 3 KB / <= 300 KB"),
+    ("firstAdmittedShare", "97 %", "<= 10 %"),
+    ("oneNamespaceEdit", "?", "<= 3x kubectl apply of that namespace + preview"),
+)
+GOAL_LABELS = {
+    "up100": "pulumi up, 100 namespaces, / kubectl apply",
+    "up1000": "pulumi up, 1,000 namespaces, / kubectl apply",
+    "skip1000": "same with PULUMI_SKIP_CHECKPOINTS=true",
+    "prodPreview": "no-change pulumi preview of prod",
+    "planVsPreview": "offline plan vs real pulumi preview, same stack",
+    "stateBytes": "state per benchmark namespace / for all charts",
+    "firstAdmittedShare": "first job admitted, share of the update's time",
+    "oneNamespaceEdit": "one-namespace edit on the largest stack",
+}
+
+
+def chart_state_bytes(state: Mapping[str, Any]) -> dict[str, int]:
+    """Bytes of a stack's state (``pulumi stack export`` or the backend's file: ``checkpoint.latest.resources``) that
+    the charts hold (every resource under a ``helm.sh`` type, the CRDs among them) and that the CRDs alone hold, each
+    resource measured as compact JSON."""
+    latest = state.get("checkpoint", state).get("latest") or {}
+    charts = crds = 0
+    for r in latest.get("resources") or []:
+        size = len(json.dumps(r, separators=(",", ":")))
+        if "helm.sh" in r.get("urn", ""):
+            charts += size
+            if r.get("type", "").endswith(":CustomResourceDefinition"):
+                crds += size
+    return {"charts": charts, "crds": crds}
+
+
+def state_by_type(state: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Per resource type (the last part of its token), in a stack's state: how many resources, their bytes as compact
+    JSON, and how many of those are their inputs and their outputs. Where the state goes picks what to cut."""
+    latest = state.get("checkpoint", state).get("latest") or {}
+    out: dict[str, dict[str, int]] = {}
+    for r in latest.get("resources") or []:
+        row = out.setdefault(r.get("type", "").rsplit(":", 1)[-1], {"count": 0, "bytes": 0, "inputs": 0, "outputs": 0})
+        row["count"] += 1
+        row["bytes"] += len(json.dumps(r, separators=(",", ":")))
+        row["inputs"] += len(json.dumps(r.get("inputs") or {}, separators=(",", ":")))
+        row["outputs"] += len(json.dumps(r.get("outputs") or {}, separators=(",", ":")))
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["bytes"]))
+
+
+def _ratio(value: float | None, goal: float, *, at_most: bool = True) -> tuple[str, bool | None]:
+    if value is None:
+        return "not measured", None
+    return f"{value:.1f}x", (value <= goal if at_most else value >= goal)
+
+
+def goals(sizes: list[dict[str, Any]], prod: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Issue 27's table: each figure as measured in this run, its earlier value, its goal and whether it is met
+    (``None``: not measured in this run, e.g. ``--quick`` has no 1,000 namespaces)."""
+    by_size = {s["namespaces"]: s for s in sizes}
+    largest = by_size[max(by_size)] if by_size else None
+    measured: dict[str, tuple[str, bool | None]] = {}
+    s100 = by_size.get(100)
+    measured["up100"] = _ratio(s100["upOverKubectl"] if s100 else None, 5)
+    s1000 = by_size.get(1000)
+    if s1000 and s1000["pulumiUp"]["stopped"]:
+        measured["up1000"] = (f"~{s1000['upOverKubectl']:.1f}x (extrapolated: not a measurement)", False)
+    else:
+        measured["up1000"] = _ratio(s1000["upOverKubectl"] if s1000 else None, 10)
+    measured["skip1000"] = _ratio(s1000["skipCheckpointsUpOverKubectl"] if s1000 else None, 2)
+    if prod:
+        preview = prod["noChangePreview"]["median"]
+        measured["prodPreview"] = (f"{preview:.1f} s", preview <= 4)
+        measured["planVsPreview"] = (f"{prod['previewOverPlan']:.1f}x faster", prod["previewOverPlan"] >= 10)
+    else:
+        measured["prodPreview"] = measured["planVsPreview"] = ("not measured", None)
+    if largest is not None and largest.get("stateBytesPerNamespace") is not None:
+        per_ns, charts = largest["stateBytesPerNamespace"], largest["chartStateBytes"]["charts"]
+        measured["stateBytes"] = (
+            f"{per_ns / 1e3:.1f} KB / {charts / 1e6:.2f} MB (at {largest['namespaces']})",
+            per_ns <= 3000 and charts <= 300_000,
+        )
+    else:
+        measured["stateBytes"] = ("not measured", None)
+    if largest is not None and largest["pulumiUp"].get("firstAdmittedShare") is not None:
+        share = largest["pulumiUp"]["firstAdmittedShare"]
+        measured["firstAdmittedShare"] = (f"{100 * share:.0f} % (at {largest['namespaces']})", share <= 0.10)
+    else:
+        measured["firstAdmittedShare"] = ("not measured", None)
+    edit = largest.get("oneNamespaceEdit") if largest else None
+    if edit:
+        bound = 3 * edit["kubectlSeconds"] + edit["previewSeconds"]
+        measured["oneNamespaceEdit"] = (
+            f"up {edit['upSeconds']:.1f} s; kubectl {edit['kubectlSeconds']:.1f} s, preview "
+            f"{edit['previewSeconds']:.1f} s (at {largest['namespaces']})",
+            edit["upSeconds"] <= bound,
+        )
+    else:
+        measured["oneNamespaceEdit"] = ("not measured", None)
+    return [
+        {"figure": key, "label": GOAL_LABELS[key], "before": before, "measured": measured[key][0], "goal": goal,
+         "met": measured[key][1]}
+        for key, before, goal in GOALS
+    ]
+
+
+def goal_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """:func:`goals` as the issue's table, for the console."""
+    cells = [["figure", "before", "this run", "goal", "met"]]
+    for r in rows:
+        met = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
+        cells.append([r["label"], r["before"], r["measured"], r["goal"], met])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+
+
 def _columns(rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
@@ -257,6 +376,8 @@ def table(report: Mapping[str, Any]) -> list[str]:
                 f"{x['completedCreates']} of {x['expectedCreates']} creates; {x['label']}: at least "
                 f"{x['lowerBoundSeconds']:.0f} s, about {x['stateProportionalSeconds']:.0f} s"
             )
+    if report.get("goals"):
+        lines += ["", "Issue 27 (one run; '-': not measured in this run):", *goal_rows(report["goals"])]
     if report["targets"]:
         lines.append("")
         for key, t in report["targets"].items():
@@ -264,6 +385,12 @@ def table(report: Mapping[str, Any]) -> list[str]:
             lines.append(f"target {key}: {t['target']}, measured{how} {t['measured']:.2f}: "
                          + ("reached" if t["reached"] else "NOT reached"))
     return lines
+
+
+def write_results(path: Path, report: Mapping[str, Any]) -> None:
+    """The whole report of one ``make bench-engine`` run at ``path`` (``bench/results.json``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def write_section(path: Path, section: Mapping[str, Any]) -> None:

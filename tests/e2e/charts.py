@@ -4,13 +4,19 @@ With ``pulumi up`` installing the real charts (from the Go module zips' ``charts
 everything a Helm install creates: CRDs, RBAC, ConfigMaps, webhook configurations and APIServices that reach their
 Services, Deployments. There is no kubelet, so the harness does what the kubelet and the container runtime would:
 
-- it runs each chart's controller binary (the same version) with the chart's own ConfigMap, changing only where it
+- it runs each chart's controller binary, the release the Deployment names (its image tag, else its chart's
+  ``app.kubernetes.io/version`` label: ``v0.15.0`` runs ``kueue-v0.15.0``, JobSet ``0.11.1`` ``jobset-v0.11.1``, the
+  pinned versions ``kueue`` and ``jobset``), with
+  the chart's own ConfigMap, and restarts it when that changes (an upgrade rolls the Deployment), changing only where it
   listens: the webhook server on its Service's cluster IP and port (``e2e/sandbox.sh`` puts the whole Service range on
   loopback, so the API server's Service-backed webhook calls land here), Kueue's visibility server on its Service's
   cluster IP and port (the APIServices), health and metrics on free loopback ports; leader election off;
 - it copies the webhook certificate Secret that the controller's own internal cert management writes into the
   directory the controller reads (the kubelet's Secret volume);
-- it reports the Deployment's pod Running and Ready once the webhook answers (:mod:`tests.e2e.incluster`).
+- it reports the Deployment's pod Running and Ready once the webhook answers (:mod:`tests.e2e.incluster`);
+- a Kueue whose visibility server cannot run out of cluster (0.15: it takes its delegated authentication only from
+  the in-cluster config, not ``--kubeconfig``) runs with ``VisibilityOnDemand`` off: its visibility APIService is
+  unavailable while it runs (nothing here reads it).
 
 A background thread does this as soon as each chart's Deployment exists, so the program's readiness gate sees the
 controller come up while ``pulumi up`` runs.
@@ -19,6 +25,8 @@ controller come up while ``pulumi up`` runs.
 from __future__ import annotations
 
 import base64
+import re
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -29,12 +37,23 @@ from typing import Any
 import yaml
 
 from tests.e2e.cluster import LocalCluster, Process, free_port
+from tests.e2e.conftest import BUILD
 from tests.e2e.incluster import _host_node, _run_pod
 from tests.e2e.kube import Kube
 
 #: Where JobSet's cert rotator waits for its certificate whatever the config says (sigs.k8s.io/jobset
 #: pkg/util/cert); a tmpfs private to the sandbox (e2e/sandbox.sh).
 JOBSET_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+
+#: The version each controller's default binary (``kueue``, ``jobset``) is built at; other versions are binaries
+#: named ``<controller>-<version>`` (``kueue-v0.15.0``, ``jobset-v0.11.1``), built by ``e2e/build.py`` from their own
+#: wrappers.
+DEFAULT_VERSIONS = {"kueue": BUILD.KUEUE, "jobset": BUILD.JOBSET}
+#: Kueue releases whose visibility server cannot run out of cluster (sigs.k8s.io/kueue v0.15.0
+#: pkg/visibility/server.go: a fixed ``:8082``, and delegated authentication from the in-cluster config only, which
+#: needs the kubelet's service-account mount); their Configuration has no ``visibilityServer`` (strict decoding
+#: refuses one). They run with the VisibilityOnDemand feature gate off.
+NO_VISIBILITY = frozenset({"v0.15.0"})
 
 
 @dataclass
@@ -59,14 +78,51 @@ class ChartController:
     """Processes started: the first, and one per restart, rollout or reconfiguration."""
     config_text: str | None = None
     """The chart's manager configuration the running process was started with."""
+    image: str | None = None
+    """The Deployment's image the running process stands for (a new one is an upgrade: restart)."""
+    version: str | None = None
+    """The release the running binary is (``v0.19.2``), from the image's tag."""
     log: list[str] = field(default_factory=list)
 
 
 #: Consecutive failed passes of the watcher that count as an error.
 FAILED_PASSES = 3
+#: Seconds a started controller may take to serve its webhook before it is restarted, as a liveness probe would.
+LIVENESS_SECONDS = 120
 #: Restarts of one controller after which its crash loop is reported as an error (it is still restarted, as the
 #: kubelet would: one started before its CRDs are established exits a few times, and that is normal).
 RESTARTS_REPORTED = 10
+
+
+def image_of(deployment: Mapping[str, Any]) -> str:
+    """The image of the Deployment's ``manager`` container (the first container if none is called that)."""
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    return str(next((x for x in containers if x.get("name") == "manager"), containers[0])["image"])
+
+
+def binary_for(c: ChartController, deployment: Mapping[str, Any], built: Mapping[str, Any]) -> tuple[str, str]:
+    """``(binary name, version)`` for the release ``deployment`` runs: its image's tag when that is a version
+    (``v0.15.0``); else its ``app.kubernetes.io/version`` label, the chart's version (the Go module zips' charts
+    tag their images by branch, ``release-0.15`` or ``main``: their release builds set the tag); else, for a
+    ``release-X.Y`` tag, the one built binary of that minor. A release with no binary raises: the harness must not
+    run another version than the chart's."""
+    image = image_of(deployment)
+    tag = image.rsplit(":", 1)[-1]
+    versions = {DEFAULT_VERSIONS[c.name]: c.binary}
+    for name in built:
+        if name.startswith(f"{c.binary}-v"):
+            versions[name.removeprefix(f"{c.binary}-")] = name
+    label = str(deployment["metadata"].get("labels", {}).get("app.kubernetes.io/version", ""))
+    label = f"v{label}" if label and not label.startswith("v") else label
+    minor = re.fullmatch(r"release-(\d+\.\d+)", tag)
+    by_minor = [v for v in versions if minor and v.lstrip("v").rsplit(".", 1)[0] == minor.group(1)]
+    for candidate in (tag, label, *(by_minor if len(by_minor) == 1 else ())):
+        if candidate in versions:
+            return versions[candidate], candidate
+    raise RuntimeError(
+        f"no {c.name} binary for image {image}, version label {label or 'none'} (built: {sorted(versions)}): "
+        "see e2e/build.py"
+    )
 
 
 class ChartControllers:
@@ -203,6 +259,12 @@ class ChartControllers:
             c.refused_at = None
             self._stop.wait(min(2 * c.restarts, 10))
             return
+        if (image_of(deployment), binary_for(c, deployment, self.cluster.bin)[1]) != (c.image, c.version):
+            # A new image or release (an upgrade, a rollback): the Deployment rolls out a pod of the new version.
+            # Here: the process stops, and the next pass starts the binary of the new version.
+            c.log.append(f"image {c.image} -> {image_of(deployment)}: restarted")
+            self._stop_process(c)
+            return
         if self._config_changed(c, deployment):
             # A new manager configuration: the chart rolls the Deployment (its pod template carries the
             # config's checksum) and the new pod starts with it. Here: restart the process.
@@ -210,6 +272,11 @@ class ChartControllers:
             self._stop_process(c)
             return
         self._sync_certs(c)
+        if c.serving_at is None and c.started_at is not None and time.monotonic() - c.started_at > LIVENESS_SECONDS:
+            # The kubelet's liveness probe: a controller that never serves is restarted, not waited for forever.
+            c.log.append(f"not serving after {LIVENESS_SECONDS} s: restarted")
+            self._stop_process(c)
+            return
         if c.serving_at is None:
             probed = time.monotonic()
             if self._serving(c):
@@ -239,6 +306,12 @@ class ChartControllers:
         cm = self.kube.config_map(c.namespace, config_map)
         if cm is None:
             return
+        # A pod whose Secret volume does not exist yet stays ContainerCreating: the controller does not start
+        # (started early, Kueue's cert bootstrap fails on the missing Secret and the process hangs instead of exiting).
+        for volume in volumes:
+            name = (volume.get("secret") or {}).get("secretName")
+            if name and self.kube.secret(c.namespace, name) is None:
+                return
         c.config_text = cm["data"]["controller_manager_config.yaml"]
         config = yaml.safe_load(c.config_text)
         webhook = self._service(c.namespace, "-webhook-service")
@@ -255,19 +328,26 @@ class ChartControllers:
         config["leaderElection"] = {"leaderElect": False}
         internal = config.get("internalCertManagement") or {}
         c.secret = internal.get("webhookSecretName") or f"{c.name}-webhook-server-cert"
-        args = [self.cluster.bin[c.binary], f"--kubeconfig={self.cluster.kubeconfig}"]
+        image = image_of(deployment)
+        binary, version = binary_for(c, deployment, self.cluster.bin)
+        args = [str(self.cluster.bin[binary]), f"--kubeconfig={self.cluster.kubeconfig}"]
         if c.name == "kueue":
             assert visibility
-            config["visibilityServer"] = {
-                "bindAddress": visibility["spec"]["clusterIP"],
-                "bindPort": visibility["spec"]["ports"][0]["port"],
-            }
+            if version in NO_VISIBILITY:
+                args.append("--feature-gates=VisibilityOnDemand=false")
+            else:
+                config["visibilityServer"] = {
+                    "bindAddress": visibility["spec"]["clusterIP"],
+                    "bindPort": visibility["spec"]["ports"][0]["port"],
+                }
             config["namespace"] = c.namespace
             # Kueue writes the metrics certs to this fixed path only with internal certs off; on here.
         path = self.cluster.dir / f"chart-{c.name}-config.yaml"
         path.write_text(yaml.safe_dump(config))
         args.insert(1, f"--config={path}")
         c.process = self.cluster._spawn(f"chart-{c.name}", args)
+        c.image, c.version = image, version
+        c.log.append(f"started {binary} for {image}")
         c.started_at = time.monotonic()
         c.refused_at = None
         c.starts += 1
@@ -289,8 +369,6 @@ class ChartControllers:
                 target.write_bytes(data)
 
     def _serving(self, c: ChartController) -> bool:
-        import socket
-
         assert c.process is not None
         config = yaml.safe_load((self.cluster.dir / f"chart-{c.name}-config.yaml").read_text())
         try:

@@ -13,6 +13,7 @@ Kueue hard-codes). :class:`LocalCluster` refuses to start outside it.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import json
@@ -34,12 +35,38 @@ import yaml
 
 from tests.e2e.pki import FRONT_PROXY_CLIENT, Pki, make_pki
 
+#: Every cluster whose processes may be running: the trap (:func:`install_trap`) ends them on SIGTERM/SIGHUP.
+_LIVE: set[LocalCluster] = set()
+
 SANDBOX_ENV = "AIPERF_KUEUE_E2E_SANDBOX"
 KUEUE_METRICS_CERTS = Path("/etc/kueue/metrics/certs")  # hard-coded in kueue's cmd/kueue/main.go
 
 
 class ClusterError(RuntimeError):
     """A process did not come up, or an API call failed, with the log lines that say why."""
+
+
+def end_all_clusters() -> None:
+    """SIGKILL the process group of every cluster still running (the trap, and ``atexit``)."""
+    for cluster in list(_LIVE):
+        cluster.kill_group()
+    _LIVE.clear()
+
+
+def install_trap() -> None:
+    """On SIGTERM or SIGHUP, end every cluster's processes before the harness dies (the default action of both
+    would leave them running). SIGINT raises KeyboardInterrupt, whose unwinding stops the clusters; ``atexit``
+    covers a normal exit. SIGKILL cannot be trapped: ``e2e/sandbox.sh`` runs the suite as PID 1 of a PID namespace
+    of its own, so the kernel ends everything in it when the sandbox goes."""
+
+    def handler(signum: int, _frame: object) -> None:
+        end_all_clusters()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, handler)
+    atexit.register(end_all_clusters)
 
 
 def free_port() -> int:
@@ -123,6 +150,11 @@ class LocalCluster:
         self.pki: Pki | None = None
         self.kubeconfig = self.dir / "kubeconfig"
         self.kueue_config: dict[str, Any] | None = None
+        self.apiserver_args: list[str] = []
+        """Extra kube-apiserver flags (the living cluster's admission plugin, :mod:`tests.e2e.living`)."""
+        self.pgid: int | None = None
+        """The process group every process of this cluster runs in (the first one's PID): one ``killpg`` ends them
+        all, whoever started them (the chart watcher's thread starts controllers too)."""
 
     # --- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -153,27 +185,54 @@ class LocalCluster:
             raise
 
     def stop(self) -> None:
-        """Stop every process this cluster started, newest first."""
+        """Stop every process this cluster started, newest first; then SIGKILL whatever is left in its process group
+        (a process started by a thread while this ran, or a child of one)."""
         for proc in reversed(list(self.processes.values())):
             proc.stop()
         self.processes.clear()
+        self.kill_group()
+        _LIVE.discard(self)
+
+    def kill_group(self) -> None:
+        """SIGKILL the cluster's process group (the trap's part; no-op when it is gone)."""
+        if self.pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
 
     def _spawn(self, name: str, argv: Sequence[str | Path], env: Mapping[str, str] | None = None) -> Process:
         log = self.dir / "logs" / f"{name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         handle = log.open("ab")
-        popen = subprocess.Popen(
-            [str(a) for a in argv],
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
-            cwd=self.dir,
-        )
-        handle.close()
+        try:
+            popen = self._popen(argv, handle, env)
+        finally:
+            handle.close()
         proc = Process(name, popen, log)
         self.processes[name] = proc
         return proc
+
+    def _popen(self, argv: Sequence[str | Path], handle: Any, env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
+        """Start a process in the cluster's own process group (a new one for the first process, or when every
+        member has exited), never in the harness's: a signal to the harness's group does not reach it half-way, and
+        the trap ends the whole group at once."""
+        _LIVE.add(self)
+        for group in ([self.pgid] if self.pgid is not None else []) + [0]:
+            try:
+                popen = subprocess.Popen(
+                    [str(a) for a in argv],
+                    stdout=handle,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env={**os.environ, **(env or {})},
+                    cwd=self.dir,
+                    process_group=group,
+                )
+            except PermissionError:
+                continue  # the group has no member left: start a new one
+            if group == 0:
+                self.pgid = popen.pid
+            return popen
+        raise ClusterError(f"could not start {argv[0]}")
 
     def _check_alive(self, proc: Process) -> None:
         if proc.popen.poll() is not None:
@@ -324,6 +383,7 @@ class LocalCluster:
                 f"--audit-policy-file={policy}",
                 f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",
+                *self.apiserver_args,
             ],
         )
         self._wait_http(proc, f"https://127.0.0.1:{self.ports.apiserver}/readyz", tls=True, timeout=120)

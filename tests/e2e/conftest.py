@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import LocalCluster
+from tests.e2e.cluster import LocalCluster, install_trap
 from tests.e2e.operator import install_aiperf_crds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,10 +49,11 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)
     stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, Any] = field(default_factory=dict)
+    scenarios: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"versions": self.versions, "stacks": self.stacks, "checks": self.checks}
+        return {"versions": self.versions, "stacks": self.stacks, "checks": self.checks, "scenarios": self.scenarios}
 
 
 REPORT = Report(
@@ -63,13 +64,15 @@ REPORT = Report(
         "jobset": BUILD.JOBSET,
         "pulumi": BUILD.PULUMI_CLI,
         "pulumi-kubernetes": BUILD.PULUMI_KUBERNETES,
+        "kwok": BUILD.KWOK,
     }
 )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``e2e`` marker."""
+    """Register the ``e2e`` marker; install the trap that ends every cluster's processes on SIGTERM/SIGHUP."""
     config.addinivalue_line("markers", "e2e: runs against the local real cluster (make e2e)")
+    install_trap()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -93,7 +96,9 @@ def binaries() -> dict[str, str]:
         pytest.fail(f"{path} not found: build the binaries with `make e2e` (python3 e2e/build.py --manifest {path})")
     manifest = json.loads(path.read_text())
     found: dict[str, str] = manifest["binaries"]
-    for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "kueue", "jobset"):
+    wanted = ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "kueue", "jobset", "kube-scheduler",
+              "kwok")
+    for name in wanted:
         if not Path(found.get(name, "")).is_file():
             pytest.fail(f"binary {name} missing from {path}")
     return found
@@ -104,7 +109,7 @@ def aiperf_venv() -> Path:
     """The virtualenv with the released AIPerf operator."""
     venv = Path(os.environ.get("AIPERF_VENV") or DEFAULT_AIPERF_VENV)
     if not (venv / "bin" / "kopf").is_file():
-        pytest.fail(f"no AIPerf operator virtualenv at {venv}: run `make aiperf-venv`")
+        pytest.fail(f"no AIPerf operator virtualenv at {venv}: run `make oracle`")
     return venv
 
 
@@ -194,6 +199,25 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                 f"{flavors:<24} {real.get('pods', '-')!s:>5} {seconds if seconds is not None else '-'!s:>4}  "
                 f"{'yes' if job.get('match') else 'NO: ' + '; '.join(job.get('differences', []))}"
             )
+    for name, scenario in sorted(REPORT.scenarios.items()):
+        write(f"scenario {name}: {scenario['seconds']} s, records in {scenario['out']}")
+        for step in scenario["steps"]:
+            c = step["counts"]
+            write(
+                f"  {step['step']:<24} up {step['upSeconds']:>5} s, settled {step['settleSeconds']:>5} s: "
+                f"admitted {c['admitted']}, pending {c['pending']}, preempted {c['preempted']}, "
+                f"finished {c['finished']}"
+            )
+            for r in step["workloads"]:
+                # The run's object (an edited job has several), and every phase 0.13.0 wrote to it so far.
+                phases = " -> ".join(r.get("operatorPhases") or [str(r["operatorPhase"])])
+                write(
+                    f"    {r['namespace'] + '/' + r['object']:<36} admitted {r['admitted']!s:<5} "
+                    f"cq {r['clusterQueue'] or '-':<12} preempted {r['preemptedCount']} finished {r['finished']!s:<5} "
+                    f"pods {r['podsRunning']} running/{r['podsSucceeded']} done, operator {phases}; "
+                    f"s to admission {r['secondsToAdmission'] if r['secondsToAdmission'] is not None else '-'}, "
+                    f"to Running {r['secondsToRunning'] if r['secondsToRunning'] is not None else '-'}"
+                )
     for name, value in sorted(REPORT.checks.items()):
         write(f"check {name}: {value}")
     write(f"report: {OUT / 'report.json'}")

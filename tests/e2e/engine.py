@@ -40,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "out" / "e2e"
 PROJECT = "aiperf-kueue"
 PASSPHRASE = "aiperf-kueue-e2e"
+#: The one context of a local cluster's kubeconfig (tests/e2e/cluster.py).
+CONTEXT = "e2e"
 
 
 def program_in(work: Path) -> Callable[[], None]:
@@ -131,10 +133,16 @@ class Engine:
         return json.loads(json.dumps(stack.export_stack().deployment))
 
 
+def cluster_config(cluster: LocalCluster) -> dict[str, str]:
+    """``aiperf-kueue:cluster`` for the local cluster: its admin kubeconfig and its one context."""
+    return {"kubeconfig": str(cluster.kubeconfig), "context": CONTEXT}
+
+
 def e2e_config(stack_file: Path, kueue_module: str, jobset_module: str) -> dict[str, Any]:
     """The stack's config with the e2e's changes: local chart paths (same versions), no operator chart (no
     package ships it; the admission e2e runs the released operator as a process instead)."""
     config = copy.deepcopy((yaml.safe_load(stack_file.read_text()) or {})["config"])
+    config.pop(f"{PROJECT}:cluster", None)  # engine_run names the local cluster
     kueue = dict(config.get(f"{PROJECT}:kueue") or {})
     kueue["chart"] = str(module_dir(kueue_module) / "charts" / "kueue")
     config[f"{PROJECT}:kueue"] = kueue
@@ -242,7 +250,11 @@ def engine_run(
 ) -> Iterator[EngineRun]:
     """The stack's nodes on ``cluster``, its offline plan, and its stack with the charts' controllers running;
     nothing is deployed yet. On the way out, pass or fail, the controllers and then the cluster are stopped (a
-    cluster left running beside the next one only slows it down)."""
+    cluster left running beside the next one only slows it down).
+
+    The stack deploys to ``cluster`` by name: ``aiperf-kueue:cluster`` is set to its kubeconfig and context
+    (unless ``config`` says otherwise, as a test of that key does), as a user's stack names its own."""
+    config = {f"{PROJECT}:cluster": cluster_config(cluster), **config}
     try:
         create_nodes(cluster, node_objects(declared_pools(stack_file)))
         engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, provider_version)

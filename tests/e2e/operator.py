@@ -1,6 +1,6 @@
 """The released AIPerf operator (``aiperf`` on PyPI) as a local kopf process against the e2e cluster.
 
-It runs from its own virtualenv (``AIPERF_VENV``, made by ``make aiperf-venv``) with the env the program's operator
+It runs from its own virtualenv (``AIPERF_VENV``, made by ``make oracle``) with the env the program's operator
 ``DeploymentPatch`` sets, cluster-wide (``--all-namespaces``) and standalone (no kopf peering objects). Its CRDs
 (AIPerfJob, AIPerfSweep) come from ``../shared/reference/aiperf/``: no package ships them.
 
@@ -62,7 +62,7 @@ def start_operator(cluster: LocalCluster, venv: Path, env: Mapping[str, str], wo
     """Start ``kopf run -m aiperf.operator.main`` and wait for its liveness endpoint."""
     kopf = venv / "bin" / "kopf"
     if not kopf.is_file():
-        raise FileNotFoundError(f"{kopf} not found: run `make aiperf-venv` (AIPERF_VENV={venv})")
+        raise FileNotFoundError(f"{kopf} not found: run `make oracle` (AIPERF_VENV={venv})")
     port = free_port()
     results = workdir / "operator-results"
     results.mkdir(parents=True, exist_ok=True)

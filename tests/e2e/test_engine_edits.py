@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.offline.resource_diff import resource_changes
+from aiperf_kueue.review.resource_diff import resource_changes
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
 from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
 from tests.e2e.stackrun import Plan, plan_stack

@@ -34,8 +34,8 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.loader import read_stack
-from aiperf_kueue.offline.cli import main
+from aiperf_kueue.cli.cli import main
+from aiperf_kueue.stackfile.loader import read_stack
 from tests.support import plan_values
 
 pytestmark = pytest.mark.e2e
@@ -123,20 +123,21 @@ def test_import_plan_and_drift_on_a_real_api_server(cluster: Any, tmp_path: Path
             "memory": "123389216Ki",
             "nodeLabels": {"cloud.google.com/gke-nodepool": cpu_pool},
         }
-        assert pools["nvidia-h100-80gb"] == {
-            "name": "nvidia-h100-80gb",
+        # Nodes are pooled by their node pool label first (GKE's gke-nodepool), the GPU pool too.
+        assert pools[gpu_pool] == {
+            "name": gpu_pool,
             "nodes": 2,
             "cpu": "207410m",
             "memory": "1865488324Ki",
             "gpus": 8,
-            "nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+            "nodeLabels": {"cloud.google.com/gke-nodepool": gpu_pool},
             "nodeTaints": [GPU_TAINT],
         }
 
         _, plan = plan_values(read_stack(stack).values)
         quotas = plan.quota_table()["benchmarks"]
         assert quotas[cpu_pool] == {"cpu": "63700m", "memory": "240994Mi", "nvidia.com/gpu": 0}
-        assert quotas["nvidia-h100-80gb"] == {"cpu": "414820m", "memory": "3643531Mi", "nvidia.com/gpu": 16}
+        assert quotas[gpu_pool] == {"cpu": "414820m", "memory": "3643531Mi", "nvidia.com/gpu": 16}
         code, _, err = run("plan", str(stack), "--out", str(tmp_path / "plan"))
         assert code == 0, err
         _a_job_is_admitted_on_the_imported_flavor(cluster, stack, tmp_path, cpu_pool)
@@ -146,9 +147,9 @@ def test_import_plan_and_drift_on_a_real_api_server(cluster: Any, tmp_path: Path
         report = tmp_path / "drift.json"
         code, out, _ = run("drift", str(stack), "--kubeconfig", kubeconfig, "--out", str(report), "--exit-code")
         assert code == 3, out
-        findings = [f for f in json.loads(report.read_text())["findings"] if f["pool"] == "nvidia-h100-80gb"]
+        findings = [f for f in json.loads(report.read_text())["findings"] if f["pool"] == gpu_pool]
         assert findings[0] == {
-            "pool": "nvidia-h100-80gb",
+            "pool": gpu_pool,
             "check": "fewer-nodes",
             "message": f"declares 2 nodes, 1 Ready and schedulable ({gpu_pool}-b: cordoned (spec.unschedulable))",
             "details": {

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from aiperf_kueue.quantity import canonical, parse
+from aiperf_kueue.common.quantity import canonical, parse
 from tests.e2e.cluster import ClusterError, LocalCluster, _deadline_loop
 from tests.e2e.conftest import OUT, ROOT, ClusterFactory, Report
 from tests.e2e.nodes import create_nodes, declared_pools, node_objects
@@ -327,8 +327,16 @@ def test_nothing_rejected(stack_run: StackRun) -> None:
 
 
 def test_queues_active(stack_run: StackRun) -> None:
+    # Every queue the plan declares, each Active (an empty set would prove nothing: a stack has both kinds).
+    planned_cqs = sorted(stack_run.plan.data["quotas"])
+    planned_lqs = sorted(f"{ns}/{q}" for ns, queues in stack_run.plan.data["localQueues"].items() for q in queues)
+    assert (sorted(stack_run.queues["clusterQueues"]), sorted(stack_run.queues["localQueues"])) == (
+        planned_cqs,
+        planned_lqs,
+    )
+    assert len(planned_cqs) >= 1 and len(planned_lqs) >= 1
     statuses = {v for part in stack_run.queues.values() for v in part.values()}
-    assert statuses <= {"True"}, json.dumps(stack_run.queues, indent=1)
+    assert statuses == {"True"}, json.dumps(stack_run.queues, indent=1)
 
 
 def test_every_declared_job_answers_as_planned(stack_run: StackRun) -> None:

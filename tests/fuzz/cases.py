@@ -392,7 +392,131 @@ def m_soup(rng: random.Random, doc: dict[str, Any]) -> list[Marker]:
     return []
 
 
+#: Every form of the Kubernetes quantity grammar (``resource.ParseQuantity``) and some it refuses:
+#: (text, refused for CPU, refused for bytes and counts, refused where the operator reads CPU).
+QUANTITY_FORMS: list[tuple[str, bool, bool, bool]] = [
+    ("8", False, False, False),
+    ("8Gi", True, False, True),
+    ("2Ki", True, False, True),
+    ("1Ei", True, False, True),
+    ("1500m", False, True, False),
+    ("1500u", False, True, True),
+    ("7n", False, True, False),
+    ("1k", False, False, True),
+    ("4M", False, False, True),
+    ("1E", False, False, True),
+    ("1e3", False, False, True),
+    ("2E1", False, False, True),
+    ("5e-1", False, True, True),
+    (".5", False, True, False),
+    ("1.", False, False, False),
+    ("+1", False, False, False),
+    ("0.1Ki", True, True, True),
+    ("12.5Mi", True, False, True),
+    ("-1", True, True, True),
+    ("0x10", True, True, True),
+    ("8 ", True, True, True),
+    ("8gi", True, True, True),
+    ("", True, True, True),
+]
+#: Keys whose value is a quantity of CPU, and of bytes; and maps whose values are quantities by key.
+_CPU_KEYS = {"cpu", "recordProcessorCpuRequest"}
+_BYTE_KEYS = {"memory", "ephemeral-storage"}
+_QUANTITY_MAPS = {"extraResources"}
+_QUOTA_MAPS = {"nominalQuota", "borrowingLimit", "lendingLimit"}
+
+
+def m_quantity(rng: random.Random, doc: dict[str, Any]) -> list[Marker]:
+    """Every quantity form at a typed quantity field: a pool's, a quota's, the operator's sizing."""
+    paths = [
+        p
+        for p in _paths(doc)
+        if p
+        and isinstance(p[-1], str)
+        and (
+            p[-1] in _CPU_KEYS | _BYTE_KEYS
+            or (len(p) >= 2 and p[-2] in _QUANTITY_MAPS)
+            or (len(p) >= 3 and p[-3] in _QUOTA_MAPS)
+        )
+        and not isinstance(_get(doc, p), (dict, list))
+        and "spec" not in p  # a job's podTemplate resources are the API server's to check
+    ]
+    if not paths:
+        return []
+    path = rng.choice(paths)
+    text, cpu_bad, bytes_bad, operator_bad = rng.choice(QUANTITY_FORMS)
+    raw = _Raw(json.dumps(text))
+    _set(doc, path, raw)
+    cpu = path[-1] in _CPU_KEYS
+    invalid = (cpu_bad or ("sizing" in path and operator_bad)) if cpu else bytes_bad
+    return [raw] if invalid else []
+
+
+#: Characters no config string needs (controls, invisible and bidi ones), and the line breaks and tab,
+#: which some strings may hold: (character, certainly refused anywhere).
+CONTROL_CHARACTERS = [
+    ("\x00", True), ("\x07", True), ("\x1b", True), ("\x7f", True), ("\x85", True), ("\u200b", True),
+    ("\u2028", True), ("\u202e", True), ("\ufeff", True), ("\u2066", True), ("\n", False), ("\r", False),
+    ("\t", False),
+]  # fmt: skip
+
+
+def m_control(rng: random.Random, doc: dict[str, Any]) -> list[Marker]:
+    """A control or invisible character inside any string of the config (a name, a URL, a header)."""
+    paths = [p for p in _paths(doc) if len(p) >= 2 and p[0] == "config" and isinstance(_get(doc, p), str)]
+    if not paths:
+        return []
+    path = rng.choice(paths)
+    text = _get(doc, path)
+    char, refused = rng.choice(CONTROL_CHARACTERS)
+    at = rng.randint(0, len(text))
+    raw = _Raw(json.dumps(text[:at] + char + text[at:]))
+    _set(doc, path, raw)
+    return [raw] if refused else []
+
+
+#: Leaves whose value is one of a fixed set of words: a number or a list there is nonsense.
+_ENUM_KEYS = {"type", "effect", "operator", "queueingStrategy", "stopPolicy", "apiVersion", "resourceMode", "mode"}
+
+
+def m_type_leaf(rng: random.Random, doc: dict[str, Any]) -> list[Marker]:
+    """A type swap at a leaf, with the values messages must show short: a 41-digit number, a list of
+    a thousand items, a wide mapping."""
+    paths = [p for p in _paths(doc) if len(p) >= 2 and p[0] == "config" and not isinstance(_get(doc, p), (dict, list))]
+    path = rng.choice(paths)
+    value = rng.choice(
+        [10**40, -(10**40), list(range(1000)), [str(i) for i in range(5)], {f"k{i}": i for i in range(50)}, 2.5, None]
+    )
+    raw = _Raw(json.dumps(value))
+    _set(doc, path, raw)
+    enum = isinstance(path[-1], str) and path[-1] in _ENUM_KEYS and "values" not in path and "extra" not in path
+    return [raw] if enum and value is not None else []
+
+
+def m_fleet(rng: random.Random, doc: dict[str, Any]) -> list[Marker]:
+    """A fleet: 1,000 or 5,000 namespaces, or 1,000 ClusterQueues whose shares add up past 100%."""
+    queues = doc["config"]["aiperf-kueue:queues"]
+    first = queues["clusterQueues"][0]
+    # A valid plan of 1,000 namespaces takes ~20 s on 2 cores: one fleet in ten, so a run stays in budget.
+    choice = rng.choice([0, 1, 1, 1, 1, 2, 2, 2, 2, 2])
+    if choice == 0:
+        first["namespaces"] = list(first.get("namespaces") or []) + [{"name": f"fleet-{i}"} for i in range(1000)]
+        return []
+    if choice == 1:
+        # 5,000 namespaces, one of them twice: refused (a plan of 5,000 is `make bench`'s, not each case's).
+        first["namespaces"] = [{"name": f"fleet-{i}"} for i in range(5000)] + [{"name": "fleet-0"}]
+        return [(first, "namespaces")]
+    queues["clusterQueues"] = [
+        {"name": f"team-{i}", "share": 1, "namespaces": [{"name": f"fleet-{i}"}]} for i in range(1000)
+    ]
+    return [(queues, "clusterQueues")]
+
+
 DOC_MUTATORS: dict[str, Mutator] = {
+    "quantity": m_quantity,
+    "control": m_control,
+    "type-leaf": m_type_leaf,
+    "fleet": m_fleet,
     "soup": m_soup,
     "value": m_value,
     "type": m_type,
@@ -575,9 +699,12 @@ def _diff_case(rng: random.Random, case: Case, file_name: str) -> None:
     case.mutations = [f"{base.stem.removeprefix('Pulumi.')}:plan-dir"]
     case.must_reject = False
     target = rng.choice(["plan.json", "resources.json"])
-    corruption = rng.choice(["deep", "nan", "type", "truncate", "bytes", "bigint", "none"])
+    corruption = rng.choice(["deep", "nan", "type", "truncate", "bytes", "bigint", "none", "field", "field", "field"])
+    if corruption == "field":
+        # A wrong type at any one field of the file, chosen when the file is there.
+        corruption = f"field:{rng.randrange(2**32)}"
     case.files[f"corrupt/{target}"] = corruption.encode()
-    case.mutations.append(f"{target}:{corruption}")
+    case.mutations.append(f"{target}:{corruption.partition(':')[0]}")
     case.must_reject = corruption in ("deep", "nan", "truncate", "bytes", "bigint")
     case.argv = ["diff", "{dir}/plan", str(base), "--out", "{dir}/report.md"]
     case.sources = ["{dir}/plan"]
@@ -601,6 +728,12 @@ def corrupt(path: Path, how: str) -> None:
         path.write_bytes(b"\xff" + text.encode())
     elif how == "bigint":
         path.write_text("[" + "9" * 5000 + "]")
+    elif how.startswith("field:"):
+        rng = random.Random(how)
+        value = json.loads(text)
+        fields = [p for p in _paths(value) if p]
+        _set(value, rng.choice(fields), rng.choice([None, True, 7, "x", [1, 2], {"a": 1}, {"a": {"b": 1}}, []]))
+        path.write_text(json.dumps(value))
 
 
 def _file_system_case(rng: random.Random, case: Case, file_name: str) -> None:

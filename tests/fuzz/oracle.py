@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiperf_kueue import yaml_input
-from aiperf_kueue.errors import ConfigError
+from aiperf_kueue.common.errors import ConfigError
+from aiperf_kueue.stackfile import yaml_input
 from tests.fuzz.cases import generate
 
 #: What a refusal is about, by a phrase of its message.

@@ -1,11 +1,12 @@
 """Run fuzz cases against the CLI and check the contract for each.
 
-The contract, for every case: exit 0 or 2 only; no traceback; on exit 2, nothing on stdout,
+The contract, for every case: exit 0 or 2 only (``diff`` may also exit 4: destructive changes);
+no traceback; on exit 2, nothing on stdout,
 every stderr line one printable problem line starting with the input it is about, no Python
 repr (``None``, ``True``, ``datetime.``...) and no pydantic wording, and nothing written; on exit 0,
 a plan whose JSON is strict JSON. A case marked ``must_reject`` that exits 0 is a suspicious
 accept. Each case runs in a worker process under a time and memory bound (a guard against
-hangs, not a timing assert); a sample of cases also runs as a fresh ``python -m aiperf_kueue.offline.cli``.
+hangs, not a timing assert); a sample of cases also runs as a fresh ``python -m aiperf_kueue.cli.cli``.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ from tests.fuzz.cases import ROOT, Case, corrupt, generate
 CASE_SECONDS = 120.0
 #: Resident memory a worker may reach while running one case.
 CASE_BYTES = 3 * 2**30
-#: Every this many cases also run as a fresh ``python -m aiperf_kueue.offline.cli`` process.
+#: Every this many cases also run as a fresh ``python -m aiperf_kueue.cli.cli`` process.
 SUBPROCESS_EVERY = 50
 
 #: Python reprs and library wording that must never reach a user (outside quoted values).
 _LEAKS = re.compile(
     r"\bNone\b|\bTrue\b|\bFalse\b|(?<![.\w])nan\b|(?<![.\w-])inf\b|datetime\.|\bb'|Decimal\(|Fraction\(|Input should|"
-    r"Value error,|validation error|<class |object at 0x|Traceback|\bType[A-Z]\w*Error\b"
+    r"Value error,|validation error|<class |object at 0x|Traceback|\bType[A-Z]\w*Error\b|"
+    # A list or mapping shown as a repr ("got ['name', 'nodes', …]"), not in words.
+    r"\bgot \[|\bgot \{"
 )
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
 
@@ -60,7 +63,12 @@ class Result:
     def outcome(self) -> str:
         if self.problems:
             return f"FAIL {self.problems[0].split(':')[0]}"
-        return {0: "planned (exit 0)", 2: "rejected (exit 2)", 3: "compared, changes (exit 3)"}.get(
+        return {
+            0: "planned (exit 0)",
+            2: "rejected (exit 2)",
+            3: "compared, changes (exit 3)",
+            4: "compared, destructive (exit 4)",
+        }.get(
             self.code or 0, f"exit {self.code}"
         )
 
@@ -74,7 +82,7 @@ def materialise(case: Case, where: Path) -> list[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     if case.plan_first:
-        from aiperf_kueue.offline.cli import main
+        from aiperf_kueue.cli.cli import main
 
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             main(["plan", case.plan_first, "--out", str(where / "plan")])
@@ -86,7 +94,7 @@ def materialise(case: Case, where: Path) -> list[str]:
 
 def run_in_process(argv: list[str]) -> tuple[int, str, str]:
     """``aiperf-kueue ARGV`` in this process: exit code, stdout, stderr."""
-    from aiperf_kueue.offline.cli import main
+    from aiperf_kueue.cli.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     code: int
@@ -107,7 +115,8 @@ def check(result: Result, where: Path) -> None:
     problems = result.problems
     if code is None:
         return
-    if code not in (0, 2):
+    # diff exits 4 for a change that loses live state (its Destructive section): a verdict, not a failure.
+    if code not in (0, 2) and not (code == 4 and case.argv[0] == "diff"):
         problems.append(f"exit {code}: {err.strip().splitlines()[-1] if err.strip() else ''}")
     if "Traceback" in err or "Traceback" in out:
         problems.append("traceback")
@@ -125,6 +134,9 @@ def check(result: Result, where: Path) -> None:
             lines.pop()
         if not lines:
             problems.append("exit 2 without a problem line")
+        repeated = sorted({line for line in lines if lines.count(line) > 1})
+        if repeated:
+            problems.append(f"line printed twice: {repeated[0][:160]}")
         for line in lines:
             if not line.isprintable():
                 problems.append(f"unprintable line: {line[:120]!r}")
@@ -146,7 +158,7 @@ def check(result: Result, where: Path) -> None:
 
 
 def _shown(prefix: str) -> str:
-    from aiperf_kueue.display import cut, escape
+    from aiperf_kueue.common.display import cut, escape
 
     return cut(escape(prefix)) if len(prefix) > 80 else escape(prefix)
 
@@ -233,12 +245,12 @@ def _rss(pid: int) -> int:
 
 
 def run_subprocess(case: Case, where: Path) -> tuple[int | None, str, str, float, str]:
-    """The case as a fresh ``python -m aiperf_kueue.offline.cli`` process."""
+    """The case as a fresh ``python -m aiperf_kueue.cli.cli`` process."""
     argv = materialise(case, where)
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "aiperf_kueue.offline.cli", *argv],
+            [sys.executable, "-m", "aiperf_kueue.cli.cli", *argv],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -1,1 +1,0 @@
-"""The offline plan: run the real program under Pulumi's mock engine, record everything."""

@@ -1,0 +1,156 @@
+"""The quota plan of a stack, and the arithmetic on it.
+
+:class:`QueuePlan` holds the exact quota of every ClusterQueue per flavor (pool) and resource,
+as :func:`aiperf_kueue.queues.planner.plan_queues` computes it, and answers what Kueue derives from
+it on an empty cluster: what a ClusterQueue lends, may borrow, and can ever hold. The tables
+``plan.json`` shows (quotas, shares, limits, pool totals) are read from it here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+
+from aiperf_kueue.common import quantity
+from aiperf_kueue.upstream.kueue import KueueTarget
+
+#: Quota per ClusterQueue, per flavor (pool), per resource, exact.
+Quotas = dict[str, dict[str, dict[str, Fraction]]]
+
+#: How far from 100 a sum of shares may be and still count as 100. YAML and JSON hand shares
+#: over as binary floats, so ``33.333333333333333`` three times arrives as 100.000000000000008
+#: (and ``33.33333333333333`` as 99.99999999999999, which would leave one unit of every total
+#: unassigned). The text as written is gone by then, so exact Decimal arithmetic cannot help.
+SHARE_SLACK = Fraction(1, 10**9)
+
+
+def unit_of(resource: str) -> Fraction:
+    """The step quotas are apportioned in: 1m of CPU, 1Mi of bytes, 1 of anything else."""
+    if resource == "cpu":
+        return Fraction(1, 1000)
+    if quantity.is_byte_resource(resource):
+        return Fraction(quantity.MIB)
+    return Fraction(1)
+
+
+@dataclass(frozen=True)
+class PoolTotal:
+    """What one pool can hand out, per covered resource, after headroom."""
+
+    name: str
+    totals: dict[str, Fraction]
+    gpu_resource: str | None
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    """Everything the components need, decided and checked."""
+
+    target: KueueTarget
+    covered_resources: tuple[str, ...]
+    pools: tuple[PoolTotal, ...]
+    nominal: Quotas
+    borrowing: Quotas
+    lending: Quotas
+    warnings: tuple[str, ...] = field(default=())
+
+    def quota_table(self) -> dict[str, dict[str, dict[str, str | int]]]:
+        """``{clusterQueue: {flavor: {resource: canonical quantity}}}``."""
+        return _canonical(self.nominal, self.covered_resources)
+
+    def pool_table(self) -> dict[str, dict[str, str | int]]:
+        """``{pool: {resource: canonical total}}``."""
+        return {p.name: {r: quantity.canonical(r, p.totals[r]) for r in self.covered_resources} for p in self.pools}
+
+    def nominal_quota(self, cq: str, pool: str, resource: str) -> Fraction:
+        """``cq``'s nominalQuota of ``pool``/``resource`` (0 where it has none)."""
+        return self.nominal.get(cq, {}).get(pool, {}).get(resource, Fraction(0))
+
+    def lendable(self, cq: str, pool: str, resource: str) -> Fraction:
+        """What ``cq`` lends its cohort of ``pool``/``resource``: its lendingLimit, else all its nominal quota."""
+        limits = self.lending.get(cq, {}).get(pool, {})
+        return limits[resource] if resource in limits else self.nominal_quota(cq, pool, resource)
+
+    def borrowable(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
+        """Most ``cq`` can borrow of ``pool``/``resource`` on an empty cluster.
+
+        0 without a cohort. In the cohort: what the other ClusterQueues lend (Σ lendingLimit,
+        else nominal), capped by ``cq``'s borrowingLimit where it sets one. The Cohort object
+        itself holds no quota in the stacks this program writes.
+        """
+        if not in_cohort:
+            return Fraction(0)
+        others = sum((self.lendable(other, pool, resource) for other in self.nominal if other != cq), Fraction(0))
+        limits = self.borrowing.get(cq, {}).get(pool, {})
+        return min(others, limits[resource]) if resource in limits else others
+
+    def max_capacity(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
+        """Most of ``pool``/``resource`` ``cq`` can ever hold: its nominal quota + :meth:`borrowable`."""
+        return self.nominal_quota(cq, pool, resource) + self.borrowable(cq, pool, resource, in_cohort=in_cohort)
+    def share_table(self) -> dict[str, dict[str, dict[str, int | float]]]:
+        """``{clusterQueue: {flavor: {resource: percent of the pool's total}}}``, rounded to 0.01 %;
+        resources the pool has none of are left out (no share of nothing)."""
+        totals = {p.name: p.totals for p in self.pools}
+        return {
+            cq: {
+                pool: {
+                    r: percent(amounts[r], totals[pool][r])
+                    for r in self.covered_resources
+                    if r in amounts and totals[pool].get(r)
+                }
+                for pool, amounts in pools.items()
+            }
+            for cq, pools in self.nominal.items()
+        }
+
+    def limit_tables(self) -> dict[str, dict[str, dict[str, dict[str, str | int]]]]:
+        """``{"borrowingLimits": ..., "lendingLimits": ...}``, each ``{clusterQueue: {flavor: {resource:
+        quantity}}}`` for the limits that are set (unset: borrow without limit, lend everything)."""
+        return {
+            "borrowingLimits": _canonical(self.borrowing, self.covered_resources),
+            "lendingLimits": _canonical(self.lending, self.covered_resources),
+        }
+
+
+def percent(part: Fraction, whole: Fraction) -> int | float:
+    """``part`` as a percentage of ``whole``, rounded half-even to 0.01; an int when whole."""
+    value = (Decimal(part.numerator * whole.denominator * 100) / Decimal(part.denominator * whole.numerator)).quantize(
+        Decimal("0.01")
+    )
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _canonical(quotas: Quotas, covered: Iterable[str]) -> dict[str, dict[str, dict[str, str | int]]]:
+    order = list(covered)
+    return {
+        cq: {
+            pool: {r: quantity.canonical(r, amounts[r]) for r in order if r in amounts}
+            for pool, amounts in pools.items()
+        }
+        for cq, pools in quotas.items()
+    }
+
+
+def apportion(total_units: int, shares: list[Fraction]) -> list[int]:
+    """Split ``total_units`` by percentage ``shares`` with the largest-remainder method.
+
+    Hands out ``floor(total × Σshares / 100)`` units: exactly the total when the
+    shares sum to 100. Shares within :data:`SHARE_SLACK` of 100 are scaled to sum to
+    exactly 100 first. Remainder units go to the largest fractional parts, ties to the
+    earlier share, so the result depends only on the config order.
+    """
+    share_sum = sum(shares, Fraction(0))
+    if share_sum != 100 and abs(share_sum - 100) <= SHARE_SLACK:
+        shares = [s * 100 / share_sum for s in shares]
+        share_sum = Fraction(100)
+    exact = [Fraction(total_units) * s / 100 for s in shares]
+    target = math.floor(Fraction(total_units) * share_sum / 100)
+    base = [math.floor(x) for x in exact]
+    spare = target - sum(base)
+    order = sorted(range(len(shares)), key=lambda i: (-(exact[i] - base[i]), i))
+    for i in order[:spare]:
+        base[i] += 1
+    return base

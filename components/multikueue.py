@@ -1,0 +1,119 @@
+"""A fleet's MultiKueue objects: the manager's dispatch (AdmissionCheck, MultiKueueConfig, MultiKueueClusters and
+their kubeconfig Secrets), a worker's access for its manager (a ServiceAccount, its ClusterRole and binding)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.kube import KubeObject
+
+MANAGER_TYPE = "aiperf-kueue:index:MultiKueueManager"
+WORKER_TYPE = "aiperf-kueue:index:MultiKueueWorker"
+#: The output of a worker stack that a manager reads by stack reference.
+KUBECONFIG_OUTPUT = "multikueueKubeconfig"
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerCluster:
+    """One worker as the manager declares it."""
+
+    cluster: dict[str, Any]
+    """The MultiKueueCluster manifest (:func:`aiperf_kueue.plan.multikueue_manifests.multikueue_cluster`)."""
+    secret: dict[str, Any]
+    """Its kubeconfig Secret, without data (:func:`aiperf_kueue.plan.multikueue_manifests.kubeconfig_secret`)."""
+    kubeconfig: pulumi.Input[str]
+    """The kubeconfig: a Pulumi secret (the stack's ``secure:`` value, or the worker stack's output)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiKueueManagerArgs:
+    """The manager's MultiKueue manifests (:mod:`aiperf_kueue.plan.multikueue_manifests`)."""
+
+    workers: Sequence[WorkerCluster]
+    multikueue_config: dict[str, Any]
+    admission_check: dict[str, Any]
+    after: Sequence[pulumi.Resource] = ()
+    """What every object waits for: the Kueue readiness gate."""
+
+
+class MultiKueueManager(pulumi.ComponentResource):
+    """Secrets, then their MultiKueueClusters, then the MultiKueueConfig naming them, then the AdmissionCheck."""
+
+    admission_check: KubeObject
+    """For the ClusterQueues that carry it to wait for."""
+    cluster_names: list[str]
+
+    def __init__(self, name: str, args: MultiKueueManagerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(MANAGER_TYPE, name, None, opts)
+        clusters: list[pulumi.Resource] = []
+        for worker in args.workers:
+            cluster_name = worker.cluster["metadata"]["name"]
+            meta = worker.secret["metadata"]
+            secret = k8s.core.v1.Secret(
+                f"{name}-secret-{cluster_name}",
+                metadata=meta,
+                type=worker.secret["type"],
+                # A Pulumi secret end to end: in state, previews and plan output only as ciphertext or [secret].
+                string_data={"kubeconfig": pulumi.Output.secret(worker.kubeconfig)},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+            )
+            clusters.append(
+                KubeObject(
+                    f"{name}-cluster-{cluster_name}",
+                    worker.cluster,
+                    pulumi.ResourceOptions(parent=self, depends_on=[*args.after, secret]),
+                )
+            )
+        config = KubeObject(
+            f"{name}-config-{args.multikueue_config['metadata']['name']}",
+            args.multikueue_config,
+            pulumi.ResourceOptions(parent=self, depends_on=[*args.after, *clusters]),
+        )
+        self.admission_check = KubeObject(
+            f"{name}-check-{args.admission_check['metadata']['name']}",
+            args.admission_check,
+            pulumi.ResourceOptions(parent=self, depends_on=[*args.after, config]),
+        )
+        self.cluster_names = [w.cluster["metadata"]["name"] for w in args.workers]
+        self.register_outputs({"clusterNames": self.cluster_names})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiKueueWorkerArgs:
+    """A worker's access for its manager (:func:`aiperf_kueue.plan.multikueue_manifests.worker_access`)."""
+
+    access: Sequence[dict[str, Any]]
+    after: Sequence[pulumi.Resource] = ()
+    """What the objects wait for: Kueue's namespace exists once its readiness gate passed."""
+
+
+class MultiKueueWorker(pulumi.ComponentResource):
+    """The ServiceAccount, ClusterRole and ClusterRoleBinding the manager's Kueue works on this worker with."""
+
+    def __init__(self, name: str, args: MultiKueueWorkerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(WORKER_TYPE, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
+        for manifest in args.access:
+            resource = f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}"
+            if manifest["kind"] == "ServiceAccount":
+                # A core object's type token is kubernetes:core/v1:<Kind>; KubeObject's "kubernetes:v1:..." is refused
+                # by the provider ("apiVersion does not have both a group and a version", found by the engine e2e).
+                k8s.core.v1.ServiceAccount(resource, metadata=manifest["metadata"], opts=child)
+            else:
+                KubeObject(resource, manifest, child)
+        self.register_outputs({})
+
+
+def worker_kubeconfig(name: str, stack: str, reference: str | None, parent: pulumi.Resource | None = None) -> Any:
+    """A worker stack's :data:`KUBECONFIG_OUTPUT`, read by stack reference (``reference``, default
+    ``<organization>/<project>/<stack>``), kept a Pulumi secret."""
+    ref = reference or f"{pulumi.get_organization()}/{pulumi.get_project()}/{stack}"
+    stack_ref = pulumi.StackReference(
+        f"multikueue-{name}", stack_name=ref, opts=pulumi.ResourceOptions(parent=parent) if parent else None
+    )
+    return pulumi.Output.secret(stack_ref.require_output(KUBECONFIG_OUTPUT))

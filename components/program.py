@@ -1,0 +1,245 @@
+"""The Pulumi program: load the stack's config, build the components, export what reviewers read.
+
+``__main__.py`` calls :func:`main`; the apply order it builds is in ``docs/operations.md``.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from aiperf_kueue.installs import operator_objects
+from aiperf_kueue.installs import releases as installs
+from aiperf_kueue.plan import manifests, submit
+from aiperf_kueue.plan import multikueue_manifests as mk_manifests
+from aiperf_kueue.plan.stack_plan import job_commands
+from aiperf_kueue.workload.admission import JobAdmission
+from components.cluster import cluster_provider
+from components.installs import (
+    AIPerfOperator,
+    AIPerfOperatorArgs,
+    JobSetInstall,
+    JobSetInstallArgs,
+    KueueInstall,
+    KueueInstallArgs,
+    with_provider_cluster,
+)
+from components.jobs import AIPerfJobs, AIPerfJobsArgs, JobResource
+from components.multikueue import (
+    KUBECONFIG_OUTPUT,
+    MultiKueueManager,
+    MultiKueueManagerArgs,
+    MultiKueueWorker,
+    MultiKueueWorkerArgs,
+    WorkerCluster,
+    worker_kubeconfig,
+)
+from components.namespace import BenchmarkNamespace, BenchmarkNamespaceArgs
+from components.priorities import PriorityClasses, PriorityClassesArgs
+from components.queues import KueueQueues, KueueQueuesArgs
+from components.readiness import KueueReadinessGateArgs
+from components.stack_config import EngineConfig, load
+
+
+def main() -> None:
+    """Register every resource of the stack and its outputs (under ``pulumi up``, or the offline plan's mock engine)."""
+    engine = EngineConfig.read()  # the only read of the engine's config: everything below is handed it
+    loaded = load(engine)
+    stack = loaded.plan
+    config, plan, target = stack.config, stack.queues, stack.queues.target
+    for warning in stack.warnings:
+        pulumi.log.warn(warning)
+    # One explicit provider for the stack's cluster; Pulumi.yaml disables the default one (docs/operations.md).
+    cluster = cluster_provider(
+        stack.cluster, loaded.source, kubeconfig_secret=engine.kubeconfig_secret, offline=engine.offline
+    )
+    on_cluster = pulumi.ResourceOptions(providers={"kubernetes": cluster})
+
+    kueue_install = installs.kueue_install(config, target)  # helm, manifests, or external
+    kueue = KueueInstall(
+        "kueue",
+        KueueInstallArgs(
+            release=installs.kueue_release(config, target) if kueue_install["source"] == "helm" else None,
+            gate=with_provider_cluster(
+                KueueReadinessGateArgs(
+                    **installs.readiness_gate(config, target), **installs.gate_cluster(stack.cluster)
+                ),
+                engine.provider,
+                kubeconfig_secret=engine.kubeconfig_secret,
+            ),
+            protect=config.kueue.protect,
+            manifests=kueue_install.get("manifests"),
+        ),
+        on_cluster,
+    )
+    gate: list[pulumi.Resource] = [kueue.gate]
+    default_queue = submit.default_queue(config)  # the operator's env default; annotations follow it
+
+    cluster_queues = [manifests.cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues]
+    queues_after = list(gate)
+    fleet = config.multikueue
+    if fleet is not None and fleet.role == "manager":
+        # Every ClusterQueue dispatches through MultiKueue: each waits for the AdmissionCheck it carries.
+        dispatch = MultiKueueManager(
+            "multikueue",
+            MultiKueueManagerArgs(
+                workers=[
+                    WorkerCluster(
+                        cluster=mk_manifests.multikueue_cluster(w, target),
+                        secret=mk_manifests.kubeconfig_secret(w, config.kueue.namespace),
+                        kubeconfig=w.kubeconfig
+                        if w.kubeconfig is not None
+                        else worker_kubeconfig(w.name, w.stack, w.stack_reference),
+                    )
+                    for w in fleet.workers
+                ],
+                multikueue_config=mk_manifests.multikueue_config(fleet, target),
+                admission_check=mk_manifests.admission_check(fleet, target),
+                after=gate,
+            ),
+            on_cluster,
+        )
+        cluster_queues = [mk_manifests.with_admission_check(m, fleet.admission_check, target) for m in cluster_queues]
+        queues_after.append(dispatch.admission_check)
+    elif fleet is not None:
+        MultiKueueWorker(
+            "multikueue",
+            MultiKueueWorkerArgs(access=mk_manifests.worker_access(config.kueue.namespace), after=gate),
+            on_cluster,
+        )
+        if fleet.kubeconfig is not None:
+            pulumi.export(KUBECONFIG_OUTPUT, pulumi.Output.secret(fleet.kubeconfig))
+
+    queues = KueueQueues(
+        "queues",
+        KueueQueuesArgs(
+            flavors=[manifests.resource_flavor(p, target) for p in config.inventory.pools],
+            cohort=manifests.cohort(config.queues.cohort, target) if config.queues.cohort else None,
+            cluster_queues=cluster_queues,
+            after=queues_after,
+        ),
+        on_cluster,
+    )
+
+    namespaces: dict[str, BenchmarkNamespace] = {}
+    operator_fullname = installs.operator_fullname(config.operator)
+    service_accounts = operator_objects.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
+    for cq in config.queues.cluster_queues:
+        for ns in cq.namespaces:
+            namespaces[ns.name] = BenchmarkNamespace(
+                f"ns-{ns.name}",
+                BenchmarkNamespaceArgs(
+                    namespace=manifests.namespace(ns, cq.name, submit.namespace_annotations(ns, default_queue)),
+                    local_queues=[
+                        manifests.local_queue(n, ns.name, cq.name, target) for n in manifests.local_queue_names(ns)
+                    ],
+                    cluster_queue=queues.cluster_queues[cq.name],
+                    create=ns.create,
+                    retain_on_delete=ns.retain_on_delete,
+                    rbac=operator_objects.benchmark_rbac(ns.name, operator_fullname, service_accounts.get(ns.name, ())),
+                    after=gate,
+                ),
+                on_cluster,
+            )
+
+    priority_classes = (
+        PriorityClasses(
+            "priorities",
+            PriorityClassesArgs(
+                classes=[manifests.workload_priority_class(pc, target) for pc in config.priority_classes],
+                after=[*gate, *queues.cluster_queues.values()],
+            ),
+            on_cluster,
+        ).classes
+        if config.priority_classes
+        else {}
+    )
+
+    charts = {}
+    if kueue_install["source"] == "helm":
+        charts["kueue"] = installs.kueue_release(config, target).as_dict()
+    controllers: list[pulumi.Resource] = [*gate]
+    if config.jobset.install:
+        jobset_release = installs.jobset_release(config)
+        jobset = JobSetInstall(
+            "jobset", JobSetInstallArgs(release=jobset_release, protect_crds=config.jobset.protect_crds), on_cluster
+        )
+        controllers.append(jobset.chart)
+        charts["jobset"] = jobset_release.as_dict()
+    if config.operator.install:
+        operator_release = installs.operator_release(config, list(namespaces))
+        env = operator_objects.operator_env(config.operator, default_queue, operator_objects.sizing_env(config))
+        operator = AIPerfOperator(
+            "operator",
+            AIPerfOperatorArgs(
+                release=operator_release,
+                env_patch=operator_objects.operator_env_patch(config.operator, env),
+                after=controllers,
+                protect_crds=config.operator.protect_crds,
+            ),
+            on_cluster,
+        )
+        controllers += [operator.chart, operator.env_patch]  # the env patch pins what admission assumed
+        charts["operator"] = operator_release.as_dict()
+
+    # Each named <name>-<digest of its spec>, secure values hashed as plan shows them (docs/operations.md).
+    job_manifests = stack.aiperf_jobs(loaded.secret_placeholders)
+
+    def job_resource(admission: JobAdmission, manifest: manifests.Manifest) -> JobResource:
+        """The job, after its LocalQueue, its priority class, and the controllers that run it."""
+        priority = manifest["spec"]["scheduling"].get("priorityClass")
+        return JobResource(
+            manifest=manifest,
+            after=[
+                namespaces[admission.entry.namespace].local_queues[admission.local_queue],
+                *([priority_classes[priority]] if priority else []),
+                *controllers,
+            ],
+            retain_on_delete=admission.entry.retain_on_delete,
+        )
+
+    if stack.jobs.admissions:
+        AIPerfJobs(
+            "jobs",
+            AIPerfJobsArgs(
+                jobs=[job_resource(a, m) for a, m in zip(stack.jobs.admissions, job_manifests, strict=True)],
+                secret_strings=loaded.secret_strings,
+            ),
+            on_cluster,
+        )
+
+    pulumi.export("cluster", stack.cluster.as_dict() if stack.cluster else None)
+    pulumi.export("kueue", {"version": target.version_text, "apiVersion": target.api, **kueue_install})
+    pulumi.export("charts", charts)
+    pulumi.export("localQueues", {name: ns.local_queue_names for name, ns in namespaces.items()})
+    pulumi.export("quotas", plan.quota_table())
+    pulumi.export("fleet", stack.fleet_table())  # a MultiKueue fleet's workers, quotas and placements; else None
+    pulumi.export("pools", plan.pool_table())
+    pulumi.export("shares", plan.share_table())  # percent of each pool, for reviewers
+    for limits_key, limits in plan.limit_tables().items():
+        pulumi.export(limits_key, limits)
+    pulumi.export("jobs", stack.jobs_table(job_manifests))
+    pulumi.export("preflight", stack.preflight_table(job_manifests))
+    # `aiperf kube profile` arguments that submit into each namespace as the declared jobs do.
+    pulumi.export("aiperfCli", stack.cli_commands())
+    pulumi.export(
+        "kubectl",
+        {
+            "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in queues.cluster_queue_names},
+            "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespaces},
+            "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespaces},
+            # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
+            "describeWorkloads": {ns: f"kubectl describe workloads -n {ns}" for ns in namespaces},
+            "aiperfJobs": {ns: f"kubectl get aiperfjobs -n {ns}" for ns in namespaces},
+            **job_commands(job_manifests),  # per job: its AIPerfJob, and every run of it
+            "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespaces},
+            "preemption": {
+                cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'"
+                for cq in queues.cluster_queue_names
+            },
+            "priorityClasses": "kubectl get workloadpriorityclasses",
+            "kueueReady": (
+                f"kubectl wait deploy/{installs.readiness_gate(config, target)['deployment']} "
+                f"-n {config.kueue.namespace} --for=condition=available"
+            ),
+        },
+    )

@@ -1,0 +1,412 @@
+"""Run a scenario on a fresh living cluster: ``pulumi up`` of each revision, a bounded wait for Kueue to settle, and
+one record per AIPerfJob per step in ``out/e2e/scenarios/<scenario>/<NN>.json``.
+
+The cluster is :class:`~tests.e2e.cluster.LocalCluster` with :mod:`tests.e2e.living` (kube-scheduler, kwok and the
+stack's fleet). The real CLI and provider (:mod:`tests.e2e.engine`) ``pulumi up`` each revision as a user edits the
+stack file: Kueue's and JobSet's charts are installed for real and their controllers run by
+:class:`~tests.e2e.charts.ChartControllers`; the operator chart is not installed (``operator.install: false``, no
+package ships it) and the released 0.13.0 operator runs as a local process with the env the program's patch sets.
+
+**Settled** means: for :data:`QUIET_SECONDS` nothing in the records changed, and nothing is still on its way: every
+AIPerfJob has its JobSet's Workload (or a final operator phase), every admitted, unfinished Workload has all its pods
+Running, no pod with a fake run time is still running, and no pod is left on a node the fleet deleted. A step that
+does not settle within its ``settleSeconds`` fails, naming the workloads still changing and why.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client as k8s
+
+from aiperf_kueue.simulate.explain import explain
+from tests.e2e.bench_watch import UserSecrets
+from tests.e2e.benchmark_push import ControllerPush, PhaseWatch
+from tests.e2e.charts import ChartControllers
+from tests.e2e.cluster import LocalCluster
+from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config
+from tests.e2e.kube import Kube
+from tests.e2e.living import (
+    APISERVER_ARGS,
+    RunTimes,
+    controller_namespaces,
+    pin_controller_namespaces,
+    pods_by_jobset,
+    start_living,
+    sync_fleet,
+)
+from tests.e2e.operator import install_aiperf_crds, resolve_to_loopback, start_operator, stop_operator
+from tests.e2e.scenario import Scenario, Step
+from tests.e2e.stackrun import Plan, operator_env, plan_stack
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "out" / "e2e"
+JOB_LABEL = "aiperf-kueue/job"
+#: Seconds the records must stay the same before a step counts as settled.
+QUIET_SECONDS = 6.0
+FINAL_PHASES = frozenset({"Completed", "Failed", "Cancelled"})
+#: Seconds after its creation by which AIPerf 0.13.0's operator has looked at a job nothing pushes for: its heartbeat
+#: watchdog (every 10 s) runs the monitor that sets ``Queued`` once the creation is 30 s old (the default controller
+#: heartbeat expiry), plus a margin. A pending job still ``Pending`` younger than this is on its way.
+OPERATOR_LOOK_SECONDS = 45.0
+#: The record fields that say what Kueue and the operator did (the timing fields are left out of comparisons).
+RECORD_FIELDS = (
+    "job", "namespace", "admitted", "clusterQueue", "flavors", "preemptedCount", "preemptionReason", "evictionReasons",
+    "finished",
+    "podsRunning", "podsSucceeded", "operatorPhase",
+)
+
+
+class SettleError(AssertionError):
+    """A step did not settle in time: the workloads still changing, and why."""
+
+
+@dataclass
+class JobTimes:
+    """When the harness first saw a job's AIPerfJob, its Workload admitted and a pod Running (monotonic seconds)."""
+
+    up_started: float
+    admitted: float | None = None
+    running: float | None = None
+
+
+@dataclass
+class StepResult:
+    """One step: its records and how it went."""
+
+    step: str
+    records: list[dict[str, Any]]
+    up_seconds: float
+    settle_seconds: float
+    fleet: dict[str, list[str]]
+    explain: list[str] = field(default_factory=list)
+    """``aiperf-kueue explain``'s lines for the settled step, from the same objects as the records."""
+
+    def counts(self) -> dict[str, int]:
+        """Jobs admitted / pending / preempted (at least once) / finished."""
+        return {
+            "admitted": sum(1 for r in self.records if r["admitted"] and not r["finished"]),
+            "pending": sum(1 for r in self.records if not r["admitted"] and not r["finished"]),
+            "preempted": sum(1 for r in self.records if r["preemptedCount"]),
+            "finished": sum(1 for r in self.records if r["finished"]),
+        }
+
+
+@dataclass
+class ScenarioResult:
+    """Every step of a scenario, and where its records are."""
+
+    name: str
+    out: Path
+    steps: list[StepResult] = field(default_factory=list)
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    """What the harness's helpers (chart watcher, run-time annotator) reported."""
+    failure: str | None = None
+    """Why the scenario stopped before its last step (a failed ``pulumi up``, a step that did not settle)."""
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return dict(c)
+    return None
+
+
+def _true(obj: Mapping[str, Any], kind: str) -> bool:
+    return (_condition(obj, kind) or {}).get("status") == "True"
+
+
+class Observer:
+    """Reads AIPerfJobs, Workloads and benchmark pods through the ``kubernetes`` client and makes the records."""
+
+    def __init__(
+        self, cluster: LocalCluster, phases: PhaseWatch | None = None, look_seconds: float = OPERATOR_LOOK_SECONDS
+    ) -> None:
+        self.kube = Kube(cluster.kubeconfig)
+        self.look_seconds = look_seconds
+        self.custom = k8s.CustomObjectsApi(self.kube.core.api_client)
+        self.times: dict[str, JobTimes] = {}
+        self.phases = phases
+        self.explained: list[str] = []
+        """``aiperf-kueue explain``'s lines at the last observation."""
+
+    def close(self) -> None:
+        """Release the client."""
+        self.kube.close()
+
+    def _list(self, group: str, version: str, plural: str) -> list[dict[str, Any]]:
+        body = self.custom.list_cluster_custom_object(group, version, plural, _request_timeout=20)
+        return list(body.get("items") or [])
+
+    def job_of_jobset(self) -> dict[tuple[str, str], str]:
+        """(namespace, JobSet name) → the job's config name."""
+        out = {}
+        for job in self._list("aiperf.nvidia.com", "v1alpha1", "aiperfjobs"):
+            meta = job["metadata"]
+            jobset = (job.get("status") or {}).get("jobSetName")
+            if jobset:
+                out[(meta["namespace"], jobset)] = (meta.get("labels") or {}).get(JOB_LABEL, meta["name"])
+        return out
+
+    def observe(self, up_started: float, run_jobs: Mapping[str, float]) -> tuple[list[dict[str, Any]], list[str]]:
+        """The records now, and what is still on its way (empty: nothing)."""
+        jobs = self._list("aiperf.nvidia.com", "v1alpha1", "aiperfjobs")
+        workloads = self._list("kueue.x-k8s.io", "v1beta2", "workloads")
+        by_owner: dict[tuple[str, str], dict[str, Any]] = {}
+        for w in workloads:
+            for owner in w["metadata"].get("ownerReferences") or []:
+                if owner.get("kind") == "JobSet":
+                    by_owner[(w["metadata"]["namespace"], owner["name"])] = w
+        pods = [
+            self.kube._plain(p)
+            for p in self.kube.core.list_pod_for_all_namespaces(
+                label_selector="jobset.sigs.k8s.io/jobset-name", _request_timeout=20
+            ).items
+        ]
+        pods_of = pods_by_jobset(pods)
+        nodes = {n.metadata.name for n in self.kube.core.list_node(_request_timeout=20).items if n.metadata}
+        # explain's view of the same moment: why each waiting job waits (aiperf_kueue.simulate.explain).
+        self.explained = [
+            e.line()
+            for e in explain(
+                workloads,
+                self._list("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
+                self._list("kueue.x-k8s.io", "v1beta2", "localqueues"),
+                jobs,
+            )
+        ]
+        now = time.monotonic()
+        wall = datetime.datetime.now(datetime.UTC)
+        records, busy = [], []
+        for job in jobs:
+            meta, status = job["metadata"], job.get("status") or {}
+            key = f"{meta['namespace']}/{meta['name']}"
+            times = self.times.setdefault(key, JobTimes(up_started))
+            name = (meta.get("labels") or {}).get(JOB_LABEL, meta["name"])
+            jobset = status.get("jobSetName")
+            phase = status.get("phase")
+            workload = by_owner.get((meta["namespace"], jobset or "")) or {}
+            wstatus = workload.get("status") or {}
+            admission = wstatus.get("admission") or {}
+            flavors: dict[str, str] = {}
+            for assignment in admission.get("podSetAssignments") or []:
+                flavors.update(assignment.get("flavors") or {})
+            evictions = (wstatus.get("schedulingStats") or {}).get("evictions") or []
+            live = [p for p in pods_of.get((meta["namespace"], jobset or ""), []) if
+                    not p["metadata"].get("deletionTimestamp")]
+            running = sum(1 for p in live if (p.get("status") or {}).get("phase") == "Running")
+            succeeded = sum(1 for p in live if (p.get("status") or {}).get("phase") == "Succeeded")
+            admitted = _true(workload, "Admitted")
+            finished = _true(workload, "Finished")
+            if admitted and times.admitted is None:
+                times.admitted = now
+            if running and times.running is None:
+                times.running = now
+            record = {
+                "job": name,
+                "object": meta["name"],
+                "namespace": meta["namespace"],
+                "admitted": admitted,
+                "clusterQueue": admission.get("clusterQueue"),
+                "flavors": dict(sorted(flavors.items())),
+                "preemptedCount": sum(int(e.get("count", 0)) for e in evictions if e.get("reason") == "Preempted"),
+                # Kueue's Preempted condition says by whom: InClusterQueue, InCohortReclamation, ...
+                "preemptionReason": (_condition(workload, "Preempted") or {}).get("reason")
+                if _true(workload, "Preempted")
+                else None,
+                "evictionReasons": sorted(
+                    {"/".join(x for x in (e.get("reason"), e.get("underlyingCause")) if x) for e in evictions}
+                ),
+                "finished": finished,
+                "podsRunning": running,
+                "podsSucceeded": succeeded,
+                "operatorPhase": phase,
+                # Every phase 0.13.0 wrote to this AIPerfJob so far, in order (watched, not sampled).
+                "operatorPhases": self.phases.phases(key) if self.phases else [],
+                "secondsToAdmission": None if times.admitted is None else round(times.admitted - times.up_started, 1),
+                "secondsToRunning": None if times.running is None else round(times.running - times.up_started, 1),
+            }
+            records.append(record)
+            if not workload and phase not in FINAL_PHASES:
+                busy.append(f"{key}: no Workload yet (operator phase {phase})")
+            pods_wanted = sum(int(p.get("count", 0)) for p in (workload.get("spec") or {}).get("podSets") or [])
+            if admitted and not finished and running < pods_wanted:
+                why = sorted(
+                    {
+                        str((_condition(p, "PodScheduled") or {}).get("message") or "not scheduled yet")
+                        for p in live
+                        if (p.get("status") or {}).get("phase") == "Pending"
+                    }
+                )
+                busy.append(f"{key}: admitted, {running} of {pods_wanted} pods Running ({'; '.join(why)[:300]})")
+            created = datetime.datetime.fromisoformat(meta["creationTimestamp"].replace("Z", "+00:00"))
+            age = (wall - created).total_seconds()
+            if workload and not admitted and not finished and phase == "Pending" and age < self.look_seconds:
+                busy.append(f"{key}: pending, operator phase Pending for {age:.0f} s (0.13.0 looks within "
+                            f"{self.look_seconds:g} s)")
+            if admitted and not finished and pods_wanted and running >= pods_wanted and phase not in (
+                "Running", *FINAL_PHASES
+            ):
+                busy.append(f"{key}: all {running} pods Running, operator phase {phase}, not Running yet")
+            # A pod bound to a node the fleet no longer has still reads Running (no kubelet reports otherwise) until
+            # kube-controller-manager's pod GC deletes it, 40 s after the node went (its fixed quarantine).
+            orphans = sorted(
+                p["metadata"]["name"]
+                for p in live
+                if (p.get("spec") or {}).get("nodeName") not in (None, *nodes)
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            )
+            if orphans:
+                busy.append(f"{key}: pods on a deleted node, until pod GC removes them: {', '.join(orphans)}")
+            if running and name in run_jobs and not finished:
+                busy.append(f"{key}: {running} pods still running their {run_jobs[name]:g} s")
+        records.sort(key=lambda r: (r["namespace"], r["job"], r["object"]))
+        return records, busy
+
+    def settle(self, step: Step, up_started: float, run_jobs: Mapping[str, float]) -> list[dict[str, Any]]:
+        """Wait until the records stay the same for :data:`QUIET_SECONDS` with nothing on its way; at most the step's
+        ``settleSeconds`` (then :class:`SettleError`)."""
+        deadline = time.monotonic() + step.settle_seconds
+        last: list[dict[str, Any]] | None = None
+        since = time.monotonic()
+        changed: list[str] = []
+        while True:
+            records, busy = self.observe(up_started, run_jobs)
+            comparable = [{k: r[k] for k in (*RECORD_FIELDS, "object")} for r in records]
+            now = time.monotonic()
+            if comparable != last:
+                before = {(r["namespace"], r["object"]): r for r in last or []}
+                changed = [
+                    f"{r['namespace']}/{r['object']}"
+                    for r in comparable
+                    if before.get((r["namespace"], r["object"])) != r
+                ]
+                last, since = comparable, now
+            elif not busy and now - since >= QUIET_SECONDS:
+                return records
+            if now > deadline:
+                raise SettleError(
+                    f"step {step.name} did not settle within {step.settle_seconds:g} s; still changing: "
+                    f"{'; '.join(busy) or ', '.join(changed) + ' (changed in the last ' + f'{now - since:.0f} s)'}"
+                )
+            time.sleep(0.5)
+
+
+def _jobs_of(plan: Plan) -> list[dict[str, Any]]:
+    return [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
+
+
+def run_scenario(
+    scenario: Scenario,
+    binaries: Mapping[str, str],
+    aiperf_venv: Path,
+    *,
+    kueue_module: str,
+    jobset_module: str,
+    provider_version: str,
+    out: Path = OUT,
+    operator_look_seconds: float = OPERATOR_LOOK_SECONDS,
+) -> ScenarioResult:
+    """Run every step of ``scenario`` on a fresh living cluster and write its records. A step that fails ends the
+    scenario (:attr:`ScenarioResult.failure`) with the records so far. The cluster and every process it started are
+    stopped on the way out, pass or fail.
+
+    ``operator_look_seconds``: how long a step waits for the operator to move a pending job from Pending to Queued
+    (0: not at all, the phase of a pending job then depends on timing; the project's scenarios that assert no
+    phases save the ~30 s this costs)."""
+    started = time.monotonic()
+    records_dir = out / "scenarios" / scenario.name
+    for old in records_dir.glob("*.json"):
+        old.unlink()
+    records_dir.mkdir(parents=True, exist_ok=True)
+    result = ScenarioResult(scenario.name, records_dir)
+    workdir = out / "clusters" / f"scenario-{scenario.name}"
+    # A fresh cluster: no etcd data, certificates or logs of an earlier run.
+    shutil.rmtree(workdir, ignore_errors=True)
+    cluster = LocalCluster(binaries, workdir, kueue_module=kueue_module, jobset_module=jobset_module)
+    stack = f"scenario-{scenario.name}"
+    try:
+        cluster.apiserver_args = list(APISERVER_ARGS)
+        cluster.start(controllers=False)
+        install_aiperf_crds(cluster)
+        start_living(cluster)
+        pin_controller_namespaces(cluster, controller_namespaces(scenario.steps[0].stack))
+        engine = Engine(binaries, out / "engine" / stack, cluster.kubeconfig, provider_version)
+        phases = PhaseWatch(cluster.kubeconfig)
+        observer = Observer(cluster, phases, operator_look_seconds)
+        operator_env_now: dict[str, str] | None = None
+        with (
+            ChartControllers(cluster) as controllers,
+            RunTimes(cluster, observer.job_of_jobset) as run_times,
+            phases,
+            ControllerPush(cluster.kubeconfig) as push,
+        ):
+            run: EngineRun | None = None
+            try:
+                for step in scenario.steps:
+                    plan = plan_stack(step.stack, out / "scenario-plans" / scenario.name / step.name)
+                    fleet = sync_fleet(cluster, step.stack)
+                    jobs = _jobs_of(plan)
+                    resolve_to_loopback(u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", []))
+                    env = operator_env(plan)
+                    if env != operator_env_now:
+                        stop_operator(cluster)
+                        start_operator(cluster, aiperf_venv, env, cluster.dir)
+                        operator_env_now = env
+                    # Each revision deploys to this scenario's cluster, named as a user's stack names its own.
+                    config = {
+                        f"{PROJECT}:cluster": cluster_config(cluster),
+                        **e2e_config(step.stack, kueue_module, jobset_module),
+                    }
+                    if run is None:
+                        work = engine.project_dir(stack, config)
+                        run = EngineRun(stack, cluster, engine, work, engine.stack(stack, work), controllers, plan,
+                                        config)
+                    else:
+                        run.set_config(config)
+                        run.plan = plan
+                    run_times.set(step.run_seconds)
+                    up_started = time.monotonic()
+                    with UserSecrets(cluster, plan):
+                        up = run.up()
+                    up_seconds = time.monotonic() - up_started
+                    # The engine's step events, relative to the start of the up: where an up's time went.
+                    (engine.dir / f"events-{step.number}.json").write_text(
+                        json.dumps([{**e, "at": round(e["at"] - up_started, 2)} for e in run.events], indent=1)
+                    )
+                    if up.summary.result != "succeeded":
+                        raise AssertionError(f"pulumi up of {step.stack} {up.summary.result}:\n{up.stderr}")
+                    run_jobs = dict(run_times.seconds)
+                    records = observer.settle(step, up_started, run_jobs)
+                    step_result = StepResult(
+                        step.name, records, round(up_seconds, 1), round(time.monotonic() - up_started - up_seconds, 1),
+                        fleet,
+                    )
+                    result.steps.append(step_result)
+                    (records_dir / f"{step.number}.json").write_text(
+                        json.dumps({"step": step.name, "workloads": records}, indent=2) + "\n"
+                    )
+                    step_result.explain = list(observer.explained)
+                    (records_dir / f"{step.number}.explain.txt").write_text("\n".join(step_result.explain) + "\n")
+            except Exception as exc:
+                result.failure = f"{type(exc).__name__}: {exc}"
+                # What the cluster looked like, for reading after the run (the cluster is stopped below).
+                for what in ("pods", "nodes", "workloads", "aiperfjobs"):
+                    dump = cluster.kubectl("get", what, "-A", "-o", "wide", check=False)
+                    (workdir / f"at-failure-{what}.txt").write_text(dump.stdout + dump.stderr)
+            finally:
+                result.errors += controllers.errors + run_times.errors + phases.errors + push.errors
+                observer.close()
+    finally:
+        cluster.stop()
+        result.seconds = round(time.monotonic() - started, 1)
+    return result
+

@@ -1,0 +1,251 @@
+"""Day two on the real engine: upgrades and flips keep the live objects, drift made by hand is restored, every
+destructive change the offline ``diff`` names is one the real preview plans, and the stack deploys only to the
+cluster it names.
+
+One ``dev`` stack on its own cluster, edited step by step as a user would: each step compares the live objects'
+UIDs before and after (the same UID is the same object: nothing was deleted and re-created).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pulumi import automation as auto
+
+from aiperf_kueue.review.destructive import destructive_changes
+from aiperf_kueue.review.resource_diff import resource_changes
+from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
+from tests.e2e.engine import CONTEXT, PROJECT, Engine, EngineRun, e2e_config, engine_run
+from tests.e2e.stackrun import plan_stack
+
+STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
+KUEUE_KINDS = ("resourceflavors", "clusterqueues", "localqueues")
+NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
+
+
+@pytest.fixture(scope="module")
+def dev(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[EngineRun]:
+    """dev on Kueue's v1beta1 API (as a stack deployed before Kueue 0.16 made v1beta2 the default), from empty."""
+    cluster = new_cluster("engine-day-two", controllers=False)
+    config = e2e_config(STACK, KUEUE_MODULE, JOBSET_MODULE)
+    config[f"{PROJECT}:kueue"] = {**config[f"{PROJECT}:kueue"], "apiVersion": "v1beta1"}
+    with engine_run("dev", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, config) as run:
+        assert run.up().summary.result == "succeeded"
+        yield run
+        assert run.controllers.errors == []
+
+
+def _uids(run: EngineRun) -> dict[str, str]:
+    """``kind/namespace/name`` → UID of every Kueue queue object and every namespace."""
+    out = {}
+    for kind in (*(f"{k}.kueue.x-k8s.io" for k in KUEUE_KINDS), "namespaces"):
+        for item in run.cluster.get_json(kind, "-A")["items"]:
+            meta = item["metadata"]
+            out[f"{item['kind']}/{meta.get('namespace', '')}/{meta['name']}"] = meta["uid"]
+    return out
+
+
+def _offline(run: EngineRun, name: str, config: dict[str, Any]) -> dict[str, list[str]]:
+    """The offline diff of the stack file now against ``config``: ``{action: [URN]}`` and the destructive names."""
+    base = plan_stack(run.stack_file, OUT / "day-two" / f"{name}-base")
+    head = plan_stack(run.set_config(config), OUT / "day-two" / f"{name}-head")
+    changes = resource_changes(base.resources, head.resources)
+    out: dict[str, set[str]] = {}
+    for change in changes:
+        out.setdefault(change.action, set()).add(change.urn)
+    destructive = destructive_changes(tuple(changes), base.data, head.data)
+    out["destructive"] = {d.name for d in destructive}
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def _edit(run: EngineRun, name: str, edit: Any, report: Report) -> dict[str, Any]:
+    config = copy.deepcopy(run.config)
+    edit(config)
+    before = _uids(run)
+    expected = _offline(run, name, config)
+    preview = run.preview()
+    previewed = run.changes()
+    up = run.up()
+    applied = run.changes()
+    clean = run.preview(expect_no_changes=True)
+    after = _uids(run)
+    report.checks[f"day two: {name}"] = (
+        f"offline {({k: len(v) for k, v in expected.items()})}, preview {preview.change_summary}, up "
+        f"{up.summary.resource_changes}, then {clean.change_summary}; objects kept: "
+        f"{sum(1 for k, v in before.items() if after.get(k) == v)} of {len(before)}"
+    )
+    return {"expected": expected, "previewed": previewed, "applied": applied, "before": before, "after": after}
+
+
+def _names(urns: list[str]) -> list[str]:
+    return sorted(u.rsplit("::", 1)[1] for u in urns)
+
+
+def test_the_stack_deploys_through_its_own_provider_only(dev: EngineRun) -> None:
+    # One Kubernetes provider, the stack's own, and no default one (Pulumi.yaml disables it).
+    providers = [r for r in dev.state() if r["type"] == "pulumi:providers:kubernetes"]
+    assert [(p["urn"].rsplit("::", 1)[1], p["inputs"]["context"]) for p in providers] == [("cluster", CONTEXT)]
+    # Every Kubernetes object names it: nothing fell back to a default provider.
+    kube = [r for r in dev.state() if r["type"].startswith("kubernetes:") and r.get("custom")]
+    assert len(kube) > 10
+    assert {r["provider"].split("::", 3)[3].split("::")[0] for r in kube} == {"cluster"}
+
+
+def test_moving_to_kueue_v1beta2_updates_every_queue_in_place(dev: EngineRun, report: Report) -> None:
+    def upgrade(config: dict[str, Any]) -> None:
+        config[f"{PROJECT}:kueue"] = {**config[f"{PROJECT}:kueue"], "apiVersion": "auto"}  # v1beta2 on 0.19.2
+
+    result = _edit(dev, "kueue-v1beta2", upgrade, report)
+    expected = result["expected"]
+    assert _names(expected["update"]) == [
+        "ns-aiperf-benchmarks-lq-aiperf-queue",
+        "queues-cq-benchmarks",
+        "queues-flavor-default",
+    ]
+    assert _names(expected["replace"]) == ["kueue-ready"]  # the gate waits for the new API again, on purpose
+    assert "create" not in expected and "delete" not in expected and expected["destructive"] == []
+    del expected["destructive"]
+    assert (result["previewed"], result["applied"]) == (expected, expected)
+    assert result["after"] == result["before"]  # the same objects, by UID
+
+
+def test_flipping_a_namespaces_create_keeps_it(dev: EngineRun, report: Report) -> None:
+    def flip(value: bool) -> Any:
+        def edit(config: dict[str, Any]) -> None:
+            config[f"{PROJECT}:queues"]["clusterQueues"][0]["namespaces"][0]["create"] = value
+
+        return edit
+
+    for value in (False, True):
+        result = _edit(dev, f"namespace-create-{str(value).lower()}", flip(value), report)
+        # Same inputs under the other type: the engine moves its state and takes no step; the offline diff agrees.
+        assert result["expected"] == {"destructive": []}
+        assert (result["previewed"], result["applied"]) == ({}, {})
+        assert result["after"] == result["before"]
+        types = {r["urn"].rsplit("::", 1)[1]: r["type"] for r in dev.state()}
+        assert types["ns-aiperf-benchmarks-ns"] == ("kubernetes:core/v1:Namespace" if value else NAMESPACE_PATCH)
+
+
+def test_a_cluster_queue_edited_by_hand_is_shown_and_restored(dev: EngineRun, report: Report) -> None:
+    def quota() -> str:
+        cq = dev.cluster.get_json("clusterqueues.kueue.x-k8s.io", "benchmarks")
+        return str(cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"])
+
+    planned = quota()
+    path = "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota"
+    patch = [{"op": "replace", "path": path, "value": "1"}]
+    dev.cluster.kubectl("patch", "clusterqueue.kueue.x-k8s.io", "benchmarks", "--type=json", "-p", json.dumps(patch))
+    assert quota() == "1"
+    # Without a refresh the engine compares with what it last wrote: the drift is invisible.
+    dev.preview(expect_no_changes=True)
+    dev.preview(refresh=True)
+    assert _names(dev.changes().get("update", [])) == ["queues-cq-benchmarks"]
+    dev.up(refresh=True)
+    assert quota() == planned
+    dev.preview(refresh=True, expect_no_changes=True)
+    report.checks["day two: drift by hand"] = (
+        f"nominalQuota 1 by kubectl, shown by preview --refresh, restored by up --refresh to {planned}"
+    )
+
+
+def test_a_destructive_change_named_offline_is_the_one_the_engine_plans(dev: EngineRun, report: Report) -> None:
+    """Renaming the ClusterQueue: diff's Destructive section names its delete and the LocalQueue's replace, and
+    the real preview plans exactly those (nothing is applied)."""
+    deployed = dev.config
+    config = copy.deepcopy(deployed)
+    config[f"{PROJECT}:queues"]["clusterQueues"][0]["name"] = "benchmarks-v2"
+    expected = _offline(dev, "rename-cq", config)
+    assert expected["destructive"] == ["ns-aiperf-benchmarks-lq-aiperf-queue", "queues-cq-benchmarks"]
+    dev.preview()
+    previewed = dev.changes()
+    assert _names(previewed["delete"]) == ["queues-cq-benchmarks"]
+    assert "ns-aiperf-benchmarks-lq-aiperf-queue" in _names(previewed["replace"])
+    report.checks["day two: destructive rename"] = f"offline {expected['destructive']}, preview {previewed}"
+    dev.set_config(deployed)  # back to the deployed config: nothing was applied
+
+
+def test_a_stack_that_names_no_cluster_is_refused(dev: EngineRun) -> None:
+    deployed = dev.config
+    config = copy.deepcopy(deployed)
+    del config[f"{PROJECT}:cluster"]
+    dev.set_config(config)
+    try:
+        with pytest.raises(auto.CommandError) as raised:
+            dev.preview()
+    finally:
+        dev.set_config(deployed)
+    assert "aiperf-kueue:cluster: the stack names no cluster" in str(raised.value)
+
+
+def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
+    dev: EngineRun, binaries: dict[str, str], report: Report
+) -> None:
+    """A stack deployed by an earlier version of this program went through Pulumi's default provider; this version
+    gives every object the stack's explicit one. The same cluster behind both: the engine updates the provider
+    reference and replaces nothing (a small program of the same shape, on dev's cluster)."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from components.kube import KubeObject
+
+    engine = Engine(binaries, OUT / "engine" / "provider-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    work = engine.dir / "project"
+    work.mkdir(parents=True)
+    # The project as it was before this program disabled the default provider.
+    (work / "Pulumi.yaml").write_text("name: provider-move\nruntime: python\n")
+    flavor = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "provider-move"},
+        "spec": {},
+    }
+    explicit = {"on": False}
+
+    def program() -> None:
+        opts = None
+        if explicit["on"]:
+            cluster = k8s.Provider("cluster", context=CONTEXT, kubeconfig=str(dev.cluster.kubeconfig))
+            opts = pulumi.ResourceOptions(provider=cluster)
+        k8s.core.v1.Namespace("ns", metadata={"name": "provider-move"}, opts=opts)
+        KubeObject("flavor", flavor, opts)
+
+    stack = auto.create_or_select_stack(
+        stack_name="move",
+        project_name="provider-move",
+        program=program,
+        opts=auto.LocalWorkspaceOptions(
+            work_dir=str(work),
+            pulumi_home=str(engine.home),
+            env_vars=engine.env,
+            secrets_provider="passphrase",
+            pulumi_command=auto.PulumiCommand(root=str(engine.pulumi.parent.parent)),
+        ),
+    )
+    assert stack.up(color="never").summary.result == "succeeded"
+
+    def uids() -> tuple[str, str]:
+        ns = dev.cluster.get_json("namespace", "provider-move")["metadata"]["uid"]
+        rf = dev.cluster.get_json("resourceflavors.kueue.x-k8s.io", "provider-move")["metadata"]["uid"]
+        return ns, rf
+
+    before = uids()
+    explicit["on"] = True
+    steps: list[tuple[str, str]] = []
+
+    def record(event: auto.EngineEvent) -> None:
+        if event.resource_pre_event:
+            meta = event.resource_pre_event.metadata
+            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
+
+    stack.preview(on_event=record, color="never")
+    previewed = sorted(s for s in steps if s[0] != "same")
+    # The explicit provider is created and the default one deleted; every object stays as it is ("same": the
+    # engine only records which provider it goes through).
+    assert previewed == [("create", "cluster"), ("delete", "default_4_25_0")]
+    assert stack.up(color="never").summary.result == "succeeded"
+    assert uids() == before
+    report.checks["day two: default provider to the stack's own"] = f"preview {previewed}; same UIDs after up"

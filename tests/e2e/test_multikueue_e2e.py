@@ -1,0 +1,300 @@
+"""A MultiKueue fleet on three real local control planes: one manager, two workers, each with Kueue 0.19.2 and
+JobSet 0.12.0 from the same built binaries.
+
+Each stack is planned by the real CLI from the fleet's stack files and its Kubernetes objects applied as
+``tests/e2e/stackrun.py`` does (the harness runs Kueue and JobSet itself, in place of the charts). The manager's
+kubeconfig Secrets get, in place of the plan's ``[secret ...]``, a kubeconfig per worker as ``docs/multikueue.md``
+tells users to make it: a token of the worker's ``multikueue`` ServiceAccount (``kubectl create token``), the
+worker's loopback API server and its CA as data. A JobSet that only the bigger worker has room for is submitted on
+the manager: Kueue's webhook marks it ``managedBy: kueue.x-k8s.io/multikueue``, the manager admits it on the fleet's
+quota and MultiKueue dispatches it to that worker, whose own Kueue admits it.
+
+Not here: ``pulumi up`` of the three stacks (the objects are applied from the plans), an AIPerfJob (the JobSet is
+submitted directly), a worker stopped mid-run.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.cluster import LocalCluster
+from tests.e2e.conftest import OUT, ClusterFactory
+from tests.e2e.stackrun import apply_order, kueue_manager_config, object_of, plan_stack, ref
+
+ROOT = Path(__file__).resolve().parents[2]
+FLEET = ROOT / "tests" / "fleet_stacks"
+STACKS = {"manager": "fleet", "east": "gpu-east", "west": "gpu-west"}
+#: east holds 1.8 cores after headroom, west 14.4: a pod of 4 cores fits west only.
+POOLS = {
+    "gpu-east": [{"name": "cpu-small", "nodes": 1, "cpu": "2", "memory": "8Gi"}],
+    "gpu-west": [{"name": "cpu", "nodes": 1, "cpu": "16", "memory": "64Gi"}],
+}
+#: How long the manager's Kueue waits for a lost worker (``multikueue.workerLostTimeout``; Kueue's default is 15m).
+LOST_TIMEOUT = "30s"
+NAMESPACE = "aiperf-benchmarks"
+PROBE = "mk-probe"
+WAIT = 240.0
+
+
+@dataclass
+class Fleet:
+    """The three clusters, and what the run measured."""
+
+    clusters: dict[str, LocalCluster]
+    stacks: Path
+    applied: dict[str, list[str]] = field(default_factory=dict)
+    lost: list[str] = field(default_factory=list)
+    """The manager Workload's MultiKueue check, each change, after its worker was stopped."""
+    rejections: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    memory_mib: dict[str, float] = field(default_factory=dict)
+
+
+def _stack_files(directory: Path) -> None:
+    """The committed fleet, with worker pools of different room and no AIPerfJobs (no operator runs here)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in FLEET.glob("Pulumi.*.yaml"):
+        doc = yaml.safe_load(path.read_text())
+        config = doc["config"]
+        config.pop("aiperf-kueue:jobs", None)
+        stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        if stack in POOLS:
+            config["aiperf-kueue:inventory"] = {"headroom": 10, "pools": POOLS[stack]}
+        else:
+            config["aiperf-kueue:multikueue"]["workerLostTimeout"] = LOST_TIMEOUT
+        (directory / path.name).write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def _rss_mib(cluster: LocalCluster) -> float:
+    """Resident memory of every process the cluster started (etcd, API server, controller manager, Kueue, JobSet)."""
+    total = 0
+    for proc in cluster.processes.values():
+        try:
+            status = Path(f"/proc/{proc.popen.pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+def _worker_kubeconfig(worker: LocalCluster) -> str:
+    """A kubeconfig for the worker's ``multikueue`` ServiceAccount: a token, the loopback server, the CA as data."""
+    token = worker.kubectl("create", "token", "multikueue", "-n", "kueue-system", "--duration=1h").stdout.strip()
+    assert worker.pki is not None
+    ca = base64.b64encode(worker.pki.ca_crt.read_bytes()).decode()
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "worker",
+                "cluster": {"server": f"https://127.0.0.1:{worker.ports.apiserver}", "certificate-authority-data": ca},
+            }
+        ],
+        "users": [{"name": "multikueue", "user": {"token": token}}],
+        "contexts": [{"name": "worker", "context": {"cluster": "worker", "user": "multikueue"}}],
+        "current-context": "worker",
+    }
+    return yaml.safe_dump(config)
+
+
+def _wait(what: str, check: Any, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(1)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+def _get(cluster: LocalCluster, *args: str) -> Any:
+    result = cluster.kubectl("get", *args, "-o", "json", check=False)
+    return json.loads(result.stdout) if result.returncode == 0 else None
+
+
+def _probe_workload(cluster: LocalCluster) -> dict[str, Any] | None:
+    """The Workload of the probe JobSet (Kueue names it ``jobset-<name>-<hash>``)."""
+    workloads = (_get(cluster, "workloads", "-n", NAMESPACE) or {}).get("items") or []
+    mine = [w for w in workloads if any(o.get("name") == PROBE for o in w["metadata"].get("ownerReferences", []))]
+    return mine[0] if mine else None
+
+
+def _condition(obj: Any, kind: str) -> str | None:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return str(cond.get("status"))
+    return None
+
+
+@pytest.fixture(scope="module")
+def fleet(new_cluster: ClusterFactory) -> Iterator[Fleet]:
+    started = time.monotonic()
+    stacks = OUT / "multikueue" / "stacks"
+    shutil.rmtree(stacks, ignore_errors=True)
+    _stack_files(stacks)
+    plans = {
+        role: plan_stack(stacks / f"Pulumi.{s}.yaml", OUT / "multikueue" / "plans" / s) for role, s in STACKS.items()
+    }
+    clusters = {role: new_cluster(f"mk-{role}", kueue_manager_config(plans[role]), aiperf=False) for role in STACKS}
+    run = Fleet(clusters, stacks)
+    run.seconds["clustersUp"] = round(time.monotonic() - started, 1)
+    # Workers first (docs/multikueue.md's set-up order), then their kubeconfigs, then the manager.
+    for role in ("east", "west", "manager"):
+        cluster, applied = clusters[role], run.applied.setdefault(role, [])
+        for resource in apply_order(plans[role].resources):
+            obj = object_of(resource)
+            if obj["kind"] == "AIPerfJob":
+                continue
+            if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("multikueue-"):
+                worker = obj["metadata"]["name"].removeprefix("multikueue-")
+                obj = {**obj, "stringData": {"kubeconfig": _worker_kubeconfig(clusters[worker])}}
+            result = cluster.apply([obj], check=False)
+            if result.returncode == 0:
+                applied.append(ref(obj))
+            else:
+                run.rejections.append(f"{role}: {ref(obj)}: {result.stderr.strip()}")
+    run.seconds["applied"] = round(time.monotonic() - started, 1)
+    run.memory_mib = {role: round(_rss_mib(c), 1) for role, c in clusters.items()}
+    yield run
+    report = {
+        "seconds": run.seconds,
+        "memoryMiB": {**run.memory_mib, "total": round(sum(run.memory_mib.values()), 1)},
+        "applied": run.applied,
+        "rejections": run.rejections,
+        "workerLost": run.lost,
+    }
+    (OUT / "multikueue" / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def test_every_object_of_the_three_plans_is_accepted(fleet: Fleet) -> None:
+    assert fleet.rejections == []
+    assert [
+        r
+        for r in fleet.applied["manager"]
+        if r.split("/")[0] in ("MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck")
+    ] == [
+        "MultiKueueCluster/east",
+        "MultiKueueCluster/west",
+        "MultiKueueConfig/aiperf-fleet",
+        "AdmissionCheck/multikueue",
+    ]
+
+
+def test_the_manager_reaches_both_workers_and_its_queue_is_active(fleet: Fleet) -> None:
+    manager = fleet.clusters["manager"]
+    for name in ("east", "west"):
+        _wait(
+            f"MultiKueueCluster {name} Active",
+            lambda n=name: _condition(_get(manager, "multikueuecluster", n), "Active") == "True",
+        )
+    _wait(
+        "AdmissionCheck multikueue Active",
+        lambda: _condition(_get(manager, "admissioncheck", "multikueue"), "Active") == "True",
+    )
+    _wait(
+        "ClusterQueue benchmarks Active",
+        lambda: _condition(_get(manager, "clusterqueue", "benchmarks"), "Active") == "True",
+    )
+
+
+def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: Fleet) -> None:
+    manager, east, west = fleet.clusters["manager"], fleet.clusters["east"], fleet.clusters["west"]
+    started = time.monotonic()
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": PROBE, "namespace": NAMESPACE, "labels": {"kueue.x-k8s.io/queue-name": "aiperf-queue"}},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "w",
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "parallelism": 1,
+                            "completions": 1,
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [
+                                        {
+                                            "name": "c",
+                                            "image": "registry.invalid/probe:1",
+                                            "resources": {"requests": {"cpu": "4", "memory": "1Gi"}},
+                                        }
+                                    ],
+                                }
+                            },
+                        }
+                    },
+                }
+            ]
+        },
+    }
+    manager.apply([jobset])
+    # Kueue's JobSet webhook on the manager: the ClusterQueue carries a MultiKueue admission check.
+    assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+
+    def dispatched() -> str | None:
+        workload = _probe_workload(manager)
+        return (workload.get("status") or {}).get("clusterName") if workload else None
+
+    assert _wait("the manager's Workload dispatched", dispatched) == "west"
+    remote = _wait("the JobSet on west", lambda: _get(west, "jobset", PROBE, "-n", NAMESPACE))
+    assert remote["spec"].get("suspend") is False
+    _wait("no JobSet left on east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE) is None)
+    fleet.seconds["dispatch"] = round(time.monotonic() - started, 1)
+
+
+def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothing_is_lost(fleet: Fleet) -> None:
+    """Stop west (every process of its control plane) while it runs the probe; give east room (its stack's pool
+    grows, re-planned and applied); the manager's Kueue re-dispatches after workerLostTimeout."""
+    manager, east, west = fleet.clusters["manager"], fleet.clusters["east"], fleet.clusters["west"]
+    jobset_uid = _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"]
+    before = _probe_workload(manager)
+    assert before is not None and before["status"]["clusterName"] == "west"
+    started = time.monotonic()
+    west.stop()
+    doc = yaml.safe_load((fleet.stacks / "Pulumi.gpu-east.yaml").read_text())
+    doc["config"]["aiperf-kueue:inventory"]["pools"] = [
+        {"name": "cpu-small", "nodes": 1, "cpu": "16", "memory": "64Gi"}
+    ]
+    (fleet.stacks / "Pulumi.gpu-east.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    grown = plan_stack(fleet.stacks / "Pulumi.gpu-east.yaml", OUT / "multikueue" / "plans" / "gpu-east-grown")
+    for resource in apply_order(grown.resources):
+        obj = object_of(resource)
+        if obj["kind"] in ("ResourceFlavor", "ClusterQueue"):
+            east.apply([obj])
+
+    def moved() -> bool:
+        workload = _probe_workload(manager) or {}
+        checks = (workload.get("status") or {}).get("admissionChecks") or []
+        seen = "; ".join(f"{c.get('state')}: {c.get('message', '')}" for c in checks)
+        cluster = (workload.get("status") or {}).get("clusterName")
+        entry = f"{round(time.monotonic() - started)}s cluster={cluster} {seen}"
+        if not fleet.lost or fleet.lost[-1].split(" ", 1)[1] != entry.split(" ", 1)[1]:
+            fleet.lost.append(entry)
+        return cluster == "east"
+
+    _wait("the Workload re-dispatched to east", moved, timeout=WAIT * 2)
+    remote = _wait("the JobSet on east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE))
+    assert remote["spec"].get("suspend") is False
+    # Nothing lost on the manager: the same JobSet, and the same Workload, now admitted through east.
+    assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == jobset_uid
+    after = _probe_workload(manager)
+    assert after is not None and after["metadata"]["uid"] == before["metadata"]["uid"]
+    fleet.seconds["redispatchAfterWorkerLost"] = round(time.monotonic() - started, 1)
