@@ -503,3 +503,32 @@ def test_a_changed_provider_setting_is_a_note_with_both_values() -> None:
     )
     # A plan from before plan.json kept them says nothing: no note.
     assert compare(Plan("old", [], {"stack": "prod"}), head).notes == ()
+
+
+def test_a_pool_that_shrinks_or_goes_is_a_note_naming_its_cluster_queues() -> None:
+    """Kueue evicts nothing when quota falls, but benchmarks on removed nodes fail (the capacity-grows scenario)."""
+    base = Plan(
+        "base",
+        [],
+        {
+            "stack": "prod",
+            "pools": {"h100": {"cpu": "64", "nvidia.com/gpu": "16"}, "cpu": {"cpu": "8"}, "a100": {"cpu": "4"}},
+            "quotas": {"team-a": {"h100": {"nvidia.com/gpu": "8"}}, "team-b": {"h100": {"nvidia.com/gpu": "8"}}},
+        },
+    )
+    head = Plan(
+        "head",
+        [],
+        {"stack": "prod", "pools": {"h100": {"cpu": "64", "nvidia.com/gpu": "8"}, "cpu": {"cpu": "16"}}},
+    )
+    assert compare(base, head).notes == (
+        "Pool `h100` shrinks (nvidia.com/gpu 16 → 8): Kueue evicts nothing when quota falls, but a benchmark with a "
+        "pod on a removed node fails with it (AIPerf's controller Job has backoffLimit 0); hold its ClusterQueues "
+        "(`team-a`, `team-b`) with `stopPolicy: Hold` and let the benchmarks they admitted finish before the nodes go.",
+        "Pool `a100` goes: Kueue evicts nothing when quota falls, but a benchmark with a pod on one of its nodes fails "
+        "with the node (AIPerf's controller Job has backoffLimit 0); let the benchmarks running there finish before "
+        "the nodes go.",
+    )
+    # A pool that grows is no note.
+    grows = Plan("grows", [], {"stack": "prod", "pools": {"cpu": {"cpu": "16"}}})
+    assert compare(Plan("small", [], {"stack": "prod", "pools": {"cpu": {"cpu": "8"}}}), grows).notes == ()

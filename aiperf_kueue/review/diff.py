@@ -6,7 +6,7 @@ resource changes follow :mod:`aiperf_kueue.review.resource_diff` (its rules), th
 pool rows :mod:`aiperf_kueue.review.quota_diff`, the queue tree
 :mod:`aiperf_kueue.review.hierarchy`; this module puts them together with the warnings that
 appear or go and the notes a reviewer needs (two different stacks, a changed provider, a plan
-from before secrets had fingerprints).
+from before secrets had fingerprints, a pool that shrinks under running benchmarks).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from aiperf_kueue.review.destructive import Destructive, destructive_changes
 from aiperf_kueue.review.hierarchy import Hierarchy, hierarchy
-from aiperf_kueue.review.quota_diff import QUOTA_FIELDS, PoolRow, QuotaRow, pool_rows, quota_rows
+from aiperf_kueue.review.quota_diff import QUOTA_FIELDS, PoolRow, QuotaRow, pool_rows, quota_rows, shrinking_pools
 from aiperf_kueue.review.resource_diff import (
     ACTIONS,
     LEGACY_SECRET,
@@ -144,7 +144,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
                 f" every secret as `{LEGACY_SECRET}` (planned by code from before secrets had fingerprints): "
                 "secrets compare as equal here; `pulumi preview` shows a change inside one.",
             )
-        notes = (*notes, *_kueue_boundary(base_data, head.data))
+        notes = (*notes, *_kueue_boundary(base_data, head.data), *shrinking_pools(base_data, head.data))
     changes = tuple(resource_changes(base_resources, head_resources))
     notes = (
         *notes,

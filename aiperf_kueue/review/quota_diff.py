@@ -167,3 +167,44 @@ def pool_rows(base: dict[str, Any], head: dict[str, Any]) -> list[PoolRow]:
         )
         for pool, res in keys
     ]
+
+
+def shrinking_pools(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
+    """A note per pool whose total of some resource falls, or that goes, BASE → HEAD.
+
+    Kueue evicts nothing when a ClusterQueue's quota falls below what it admitted: a quota-only review reads a
+    shrink as harmless. But the nodes go, and pod GC deletes the pods that ran there; AIPerf 0.13.0's controller
+    Job has ``backoffLimit: 0`` and its JobSet no ``failurePolicy``, so a benchmark with a pod on a removed node
+    fails with it (proven by the ``capacity-grows`` e2e scenario).
+    """
+    base_pools, head_pools = base.get("pools") or {}, head.get("pools") or {}
+    notes = []
+    for pool, totals in base_pools.items():
+        if not isinstance(totals, dict):
+            continue
+        queues = sorted(cq for cq, flavors in (base.get("quotas") or {}).items() if pool in (flavors or {}))
+        hold = (
+            f"hold its ClusterQueues ({', '.join(f'`{q}`' for q in queues)}) with `stopPolicy: Hold` and let the "
+            "benchmarks they admitted finish before the nodes go"
+            if queues
+            else "let the benchmarks running there finish before the nodes go"
+        )
+        if pool not in head_pools:
+            notes.append(
+                f"Pool `{pool}` goes: Kueue evicts nothing when quota falls, but a benchmark with a pod on one of "
+                f"its nodes fails with the node (AIPerf's controller Job has backoffLimit 0); {hold}."
+            )
+            continue
+        fallen = []
+        for res, old in totals.items():
+            new = (head_pools.get(pool) or {}).get(res)
+            a, b = _amount(res, _text(old)), _amount(res, _text(new))
+            if a is not None and b is not None and b < a:
+                fallen.append(f"{res} {old} → {new if new is not None else 0}")
+        if fallen:
+            notes.append(
+                f"Pool `{pool}` shrinks ({', '.join(fallen)}): Kueue evicts nothing when quota falls, but a "
+                "benchmark with a pod on a removed node fails with it (AIPerf's controller Job has backoffLimit 0); "
+                f"{hold}."
+            )
+    return notes

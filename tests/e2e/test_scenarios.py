@@ -92,11 +92,12 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
         "01-gang": {"frag": (False, None, 0, None, ("PodsReadyTimeout/WaitForStart",), False, 0, 0)},
     },
     # `j2` waits while the one node is full; the pool grows to two nodes, the ClusterQueue's quota follows, and `j2`
-    # is admitted and its pods run (its worker on the new node). The pool shrinks back to one node while `j2` runs
-    # and `j1` is given its end: the new node goes, pod GC deletes `j2`'s worker pod there (40 s later), its Job
-    # makes a new one, and it runs on the remaining node, freed by `j1`. The settle waits until no pod is left on a
-    # deleted node, so the 2 pods Running are the replacement's. Nothing is lost: `j2` keeps its Workload and its
-    # admission (no eviction, no preemption), though the quota dropped below what is admitted for a moment.
+    # is admitted and both its pods run on the new node (the stacks size the controller, 3392Mi, so that neither of
+    # `j2`'s pods fits beside `j1`: where they land does not depend on the scheduler's order). The pool shrinks back to
+    # one node while `j2` runs and `j1` is given its end: the new node goes, pod GC deletes `j2`'s pods there (40 s
+    # later), AIPerf 0.13.0's controller Job (backoffLimit 0) fails, so its JobSet (no failurePolicy) fails and Kueue
+    # finishes the Workload: `j2` is lost with its node. Kueue evicts nothing when quota falls; the plan's diff warns
+    # of exactly this (a pool whose total falls).
     "capacity-grows": {
         "01-j1": {"j1": (True, "benchmarks", 0, None, (), False, 2, 0)},
         "02-j2": {
@@ -109,7 +110,7 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
         },
         "04-shrink": {
             "j1": (True, "benchmarks", 0, None, (), True, 0, 1),
-            "j2": (True, "benchmarks", 0, None, (), False, 2, 0),
+            "j2": (True, "benchmarks", 0, None, (), True, 0, 0),
         },
     },
     # team-b owns no quota and runs `b-low` and `b-mid` on the two slots `lender` lends. `a-top` must borrow:
@@ -417,6 +418,8 @@ def test_plan_warnings_come_true(scenario: ScenarioResult) -> None:
 #: Where the simulator cannot agree with the living cluster: per scenario, the exact disagreements and why
 #: (docs/simulate.md, "Checked against the living cluster"). Every other field of every step must agree.
 KNOWN_DIFFERENCES: dict[str, list[str]] = {
+    # The simulator models quota, not nodes: it cannot know that `j2`'s pods were on the node the shrink removed.
+    "capacity-grows": ["04-shrink bench/j2 finished: predicted False, observed True"],
     # The simulator admits on quota only; it does not model nodes. Kueue admits `frag` too, but one of its pods
     # finds no node, waitForPodsReady evicts it after 20 s and it waits in backoff: not admitted when observed.
     "gang-fragmentation": [
