@@ -318,7 +318,7 @@ class ChartControllers:
         visibility = self._service(c.namespace, "-visibility-server") if c.name == "kueue" else {}
         if webhook is None or visibility is None:
             return  # the chart's Services are not created yet: the pod would not start either
-        c.cert_dir = JOBSET_CERT_DIR if c.name == "jobset" else self.cluster.dir / f"chart-{c.name}-certs"
+        c.cert_dir = self.cluster.dir / f"chart-{c.name}-certs"
         c.cert_dir.mkdir(parents=True, exist_ok=True)
         port = webhook["spec"]["ports"][0]["port"]
         config["webhook"] = {**(config.get("webhook") or {}), "host": webhook["spec"]["clusterIP"], "port": port,
@@ -345,6 +345,8 @@ class ChartControllers:
         path = self.cluster.dir / f"chart-{c.name}-config.yaml"
         path.write_text(yaml.safe_dump(config))
         args.insert(1, f"--config={path}")
+        if c.name == "jobset":
+            args = _own_jobset_cert_dir(c.cert_dir, args)
         c.process = self.cluster._spawn(f"chart-{c.name}", args)
         c.image, c.version = image, version
         c.log.append(f"started {binary} for {image}")
@@ -376,3 +378,13 @@ class ChartControllers:
                 return True
         except OSError:
             return False
+
+
+def _own_jobset_cert_dir(cert_dir: Path, args: list[str]) -> list[str]:
+    """ARGS run in a mount namespace of their own, where JobSet's hard-coded certificate directory
+    (:data:`JOBSET_CERT_DIR`) is CERT_DIR: in a fleet, every cluster's chart JobSet controller wrote to the one
+    path and overwrote the others' certificates. ``unshare`` without ``--fork`` and ``exec`` keep the PID, so the
+    harness still ends the controller itself."""
+    script = 'mkdir -p "$1" && mount --bind "$2" "$1" && shift 2 && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
+            str(JOBSET_CERT_DIR), str(cert_dir), *args]

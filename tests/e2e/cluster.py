@@ -23,6 +23,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -69,19 +70,55 @@ def install_trap() -> None:
     atexit.register(end_all_clusters)
 
 
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+# Ports are handed out below the kernel's ephemeral range and never twice: a port from bind(0) is an ephemeral
+# one, and between the harness picking it and a controller binding it, any outgoing connection may take it (a fleet
+# cluster's Kueue lost its metrics port that way and exited). Each process starts at its own offset, so two
+# harness processes in one sandbox do not walk the same ports.
+_PORT_LOCK = threading.Lock()
+_PORT_FLOOR = 10000
+_next_port = _PORT_FLOOR + (os.getpid() % 16) * 1000
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on 127.0.0.1 now, below the ephemeral range, never the same one twice in this process."""
+    global _next_port
+    ceiling = _ephemeral_low()
+    with _PORT_LOCK:
+        for _ in range(ceiling - _PORT_FLOOR):
+            port = _next_port
+            _next_port = _next_port + 1 if _next_port + 1 < ceiling else _PORT_FLOOR
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            return port
+    raise ClusterError(f"no free TCP port on 127.0.0.1 below {ceiling}")
+
+
+_MODULE_DIRS: dict[str, Path] = {}
+_MODULE_LOCK = threading.Lock()
 
 
 def module_dir(module: str) -> Path:
-    """The Go module cache directory of ``module@version`` (downloaded if absent; read-only)."""
-    out = subprocess.run(
-        ["go", "mod", "download", "-json", module], check=True, capture_output=True, text=True, timeout=600
-    ).stdout
-    return Path(json.loads(out)["Dir"])
+    """The Go module cache directory of ``module@version`` (downloaded if absent; read-only).
+
+    Asked once per module and process, under a lock: a second ``go mod download`` of the same module, while
+    another build wrote the module cache, has failed a test."""
+    with _MODULE_LOCK:
+        if module not in _MODULE_DIRS:
+            out = subprocess.run(
+                ["go", "mod", "download", "-json", module], check=True, capture_output=True, text=True, timeout=600
+            ).stdout
+            _MODULE_DIRS[module] = Path(json.loads(out)["Dir"])
+        return _MODULE_DIRS[module]
 
 
 @dataclass

@@ -194,6 +194,12 @@ def test_every_object_of_the_three_plans_is_accepted(fleet: Fleet) -> None:
     ]
 
 
+def _unsuspended(worker: LocalCluster) -> dict[str, Any] | None:
+    """The probe's JobSet on WORKER once its Kueue has unsuspended it; ``None`` before."""
+    remote = _get(worker, "jobset", PROBE, "-n", NAMESPACE)
+    return remote if remote is not None and remote["spec"].get("suspend") is False else None
+
+
 def test_the_manager_reaches_both_workers_and_its_queue_is_active(fleet: Fleet) -> None:
     manager = fleet.clusters["manager"]
     for name in ("east", "west"):
@@ -254,8 +260,9 @@ def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: F
         return (workload.get("status") or {}).get("clusterName") if workload else None
 
     assert _wait("the manager's Workload dispatched", dispatched) == "west"
-    remote = _wait("the JobSet on west", lambda: _get(west, "jobset", PROBE, "-n", NAMESPACE))
-    assert remote["spec"].get("suspend") is False
+    # MultiKueue creates the worker's copy suspended; the worker's own Kueue admits and unsuspends it a moment later.
+    remote = _wait("the JobSet on west, unsuspended", lambda: _unsuspended(west))
+    assert remote["spec"]["suspend"] is False
     _wait("no JobSet left on east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE) is None)
     fleet.seconds["dispatch"] = round(time.monotonic() - started, 1)
 
@@ -291,8 +298,9 @@ def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothin
         return cluster == "east"
 
     _wait("the Workload re-dispatched to east", moved, timeout=WAIT * 2)
-    remote = _wait("the JobSet on east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE))
-    assert remote["spec"].get("suspend") is False
+    # MultiKueue creates the worker's copy suspended; the worker's own Kueue admits and unsuspends it a moment later.
+    remote = _wait("the JobSet on east, unsuspended", lambda: _unsuspended(east))
+    assert remote["spec"]["suspend"] is False
     # Nothing lost on the manager: the same JobSet, and the same Workload, now admitted through east.
     assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == jobset_uid
     after = _probe_workload(manager)
