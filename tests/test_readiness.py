@@ -36,6 +36,7 @@ from aiperf_kueue.providers.kueue_wait import (
     KueueNotReady,
     from_kubeconfig,
     wait_for_kueue,
+    webhook_secret_name,
 )
 from aiperf_kueue.providers.readiness import KueueReadinessProvider
 from tests.support import missing_input
@@ -156,6 +157,52 @@ CONVERSION_500 = (
     "unknown authority"
 )
 
+SECRET_PATH = f"/api/v1/namespaces/{NS}/secrets/kueue-webhook-server-cert"
+CRDS_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+#: ``ca.crt`` and ``tls.key`` of Kueue's webhook Secret (base64, as Secret data is): never in a log or an error.
+CA_B64 = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nkueue-ca\n-----END CERTIFICATE-----\n").decode()
+KEY_B64 = base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\nsecret\n-----END RSA PRIVATE KEY-----\n").decode()
+SECRET = (
+    200,
+    {
+        "kind": "Secret",
+        "apiVersion": "v1",
+        "metadata": {"name": "kueue-webhook-server-cert", "namespace": NS},
+        "data": {"ca.crt": CA_B64, "tls.crt": CA_B64, "tls.key": KEY_B64},
+    },
+)
+
+
+def crd(name: str, group: str, strategy: str, ca_bundle: str | None = None) -> dict[str, Any]:
+    """A CustomResourceDefinition with the conversion ``strategy`` (and a conversion webhook with ``ca_bundle``)."""
+    conversion: dict[str, Any] = {"strategy": strategy}
+    if strategy == "Webhook":
+        client_config: dict[str, Any] = {
+            "service": {"namespace": NS, "name": "kueue-webhook-service", "path": "/convert"}
+        }
+        if ca_bundle is not None:
+            client_config["caBundle"] = ca_bundle
+        conversion["webhook"] = {"clientConfig": client_config, "conversionReviewVersions": ["v1"]}
+    return {"metadata": {"name": name}, "spec": {"group": group, "conversion": conversion}}
+
+
+#: The cluster's CRDs: two Kueue ones whose conversion webhook is untrusted (no bundle, an old bundle), one that
+#: has the CA already, one without a conversion webhook, and another project's without a bundle.
+CRDS = (
+    200,
+    {
+        "kind": "CustomResourceDefinitionList",
+        "items": [
+            crd("clusterqueues.kueue.x-k8s.io", "kueue.x-k8s.io", "Webhook", base64.b64encode(b"old-ca").decode()),
+            crd("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "Webhook"),
+            crd("localqueues.kueue.x-k8s.io", "kueue.x-k8s.io", "Webhook", CA_B64),
+            crd("resourceflavors.kueue.x-k8s.io", "kueue.x-k8s.io", "None"),
+            crd("workloads.kueue.x-k8s.io", "kueue.x-k8s.io", "Webhook"),
+        ],
+    },
+)
+PATCHED = (200, {"kind": "CustomResourceDefinition"})
+
 
 def discovery(path: str) -> tuple[int, dict[str, Any]]:
     """``GET /apis/kueue.x-k8s.io/<version>``: two kinds, their status subresources, one kind that cannot be listed."""
@@ -239,6 +286,12 @@ def _route(method: str, path: str) -> str:
         return "dryrun"
     if method == "GET" and path.startswith("/apis/kueue.x-k8s.io"):
         return {2: "group", 3: "discovery", 4: "list"}.get(path.count("/"), "unknown")
+    if method == "GET" and path == SECRET_PATH:
+        return "secret"
+    if method == "GET" and path == CRDS_PATH:
+        return "crds"
+    if method == "PATCH" and path.startswith(f"{CRDS_PATH}/"):
+        return "patchcrd"
     return "unknown"
 
 
@@ -280,6 +333,9 @@ class Handler(BaseHTTPRequestHandler):
         self._serve()
 
     def do_POST(self) -> None:
+        self._serve()
+
+    def do_PATCH(self) -> None:
         self._serve()
 
 
@@ -619,6 +675,8 @@ def test_a_conversion_webhook_not_trusted_yet_is_waited_for(kube: FakeKube, fake
     # Each attempt starts over from the group: a failed list is retried with everything it depends on.
     assert kube.count("group") == 3
     assert kube.count("list") == 2 + 1 + 4
+    # Two untrusted reads are Kueue injecting its CA a moment late: the gate leaves its Secret alone.
+    assert kube.count("secret") == 0
 
 
 def test_a_conversion_webhook_never_trusted_is_explained(kube: FakeKube, fake_time: FakeTime) -> None:
@@ -635,6 +693,108 @@ def test_a_conversion_webhook_never_trusted_is_explained(kube: FakeKube, fake_ti
         "jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}' | head -c 20 (empty: not injected yet)",
         *CHECK[1:],
     ]
+
+
+def test_after_three_untrusted_reads_the_gate_writes_kueues_ca_into_its_crds(
+    kube: FakeKube, fake_time: FakeTime
+) -> None:
+    kube.ready()
+    kube.script("list", *[status(500, CONVERSION_500)] * 3, LISTED)
+    kube.script("secret", SECRET)
+    kube.script("crds", CRDS)
+    kube.script("patchcrd", PATCHED)
+    lines: list[str] = []
+    report = wait(kube, fake_time, log=lines.append)
+    # The third attempt writes the CA and reads again, and the reads pass.
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 3}
+    assert fake_time.sleeps == [0.5, 1.0]
+    patches = [s for s in kube.seen if s.method == "PATCH"]
+    assert [(s.path, s.query, s.headers["Content-Type"]) for s in patches] == [
+        (f"{CRDS_PATH}/clusterqueues.kueue.x-k8s.io", "fieldManager=aiperf-kueue-readiness",
+         "application/merge-patch+json"),
+        (f"{CRDS_PATH}/workloads.kueue.x-k8s.io", "fieldManager=aiperf-kueue-readiness",
+         "application/merge-patch+json"),
+    ]  # fmt: skip
+    assert [s.body for s in patches] == [
+        {"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": CA_B64}}}}}
+    ] * 2
+    assert (kube.count("secret"), kube.count("crds")) == (1, 1)
+    assert lines[-1] == (
+        "kueue reads: conversion webhook untrusted 3 times; wrote the CA of Secret "
+        "kueue-system/kueue-webhook-server-cert "
+        "into clusterqueues.kueue.x-k8s.io, workloads.kueue.x-k8s.io"
+    )
+    assert not [line for line in lines if CA_B64 in line or KEY_B64 in line or "kueue-ca" in line]
+
+
+def test_without_permission_to_read_kueues_secret_the_gate_only_waits(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("list", *[status(500, CONVERSION_500)] * 4, LISTED)
+    kube.script(
+        "secret", status(403, 'secrets "kueue-webhook-server-cert" is forbidden: User "ci" cannot get', "Forbidden")
+    )
+    lines: list[str] = []
+    report = wait(kube, fake_time, log=lines.append)
+    assert report.attempts == {"deployment": 1, "endpoints": 1, "dryRun": 1, "reads": 5}
+    assert fake_time.sleeps == [0.5, 1.0, 2.0, 4.0]
+    # Asked on the third and the fourth untrusted read; nothing listed or written.
+    assert (kube.count("secret"), kube.count("crds"), kube.count("patchcrd")) == (2, 0, 0)
+    repairs = [line for line in lines if "Secret" in line]
+    assert repairs == [
+        f"kueue reads: conversion webhook untrusted {n} times; cannot read Secret "
+        "kueue-system/kueue-webhook-server-cert "
+        "(HTTP 403): waiting for Kueue to inject its CA"
+        for n in (3, 4)
+    ]
+
+
+def test_a_crd_the_gate_cannot_patch_leaves_it_waiting_and_the_ca_out_of_the_error(
+    kube: FakeKube, fake_time: FakeTime
+) -> None:
+    kube.ready()
+    kube.script("list", status(500, CONVERSION_500))
+    kube.script("secret", SECRET)
+    kube.script("crds", CRDS)
+    kube.script("patchcrd", status(403, "customresourcedefinitions is forbidden", "Forbidden"))
+    lines: list[str] = []
+    with pytest.raises(KueueNotReady) as err:
+        wait(kube, fake_time, attempts=3, log=lines.append)
+    assert (err.value.step, err.value.attempts) == ("reads", 3)
+    assert lines[-1] == (
+        "kueue reads: conversion webhook untrusted 3 times; wrote the CA of Secret "
+        "kueue-system/kueue-webhook-server-cert "
+        "into no CRD; could not patch clusterqueues.kueue.x-k8s.io (HTTP 403), workloads.kueue.x-k8s.io (HTTP 403)"
+    )
+    # No second read after a write that did not happen.
+    assert kube.count("list") == 3
+    assert CA_B64 not in str(err.value) and KEY_B64 not in str(err.value)
+    assert not [line for line in lines if CA_B64 in line or KEY_B64 in line]
+
+
+def test_crds_that_have_kueues_ca_are_not_written_again(kube: FakeKube, fake_time: FakeTime) -> None:
+    kube.ready()
+    kube.script("list", *[status(500, CONVERSION_500)] * 3, LISTED)
+    kube.script("secret", SECRET)
+    kube.script("crds", (200, {"items": [crd("workloads.kueue.x-k8s.io", "kueue.x-k8s.io", "Webhook", CA_B64)]}))
+    lines: list[str] = []
+    report = wait(kube, fake_time, log=lines.append)
+    assert report.attempts["reads"] == 4
+    assert kube.count("patchcrd") == 0
+    assert lines[2] == (
+        "kueue reads: conversion webhook untrusted 3 times; every Kueue CRD's conversion webhook has the CA of Secret "
+        "kueue-system/kueue-webhook-server-cert: waiting for Kueue to inject its CA"
+    )
+
+
+@pytest.mark.parametrize(
+    ("service", "secret"),
+    [
+        ("kueue-webhook-service", "kueue-webhook-server-cert"),
+        ("team-kueue-webhook-service", "team-kueue-webhook-server-cert"),
+    ],
+)
+def test_kueues_secret_is_named_beside_its_webhook_service(service: str, secret: str) -> None:
+    assert webhook_secret_name(service) == secret
 
 
 def test_a_forbidden_list_fails_fast_naming_the_permission(kube: FakeKube, fake_time: FakeTime) -> None:
@@ -654,8 +814,7 @@ def test_a_forbidden_list_fails_fast_naming_the_permission(kube: FakeKube, fake_
         '"ci" cannot list'
     )
     assert lines[3] == (
-        "  the credentials are rejected or lack RBAC: "
-        "kubectl auth can-i list workloads.kueue.x-k8s.io --all-namespaces"
+        "  the credentials are rejected or lack RBAC: kubectl auth can-i list workloads.kueue.x-k8s.io --all-namespaces"
     )
     assert fake_time.sleeps == []
 

@@ -249,11 +249,19 @@ class Client:
         self._client.user_agent = _USER_AGENT
         self._timeout = timeout
 
-    def call(self, method: str, path: str, query: Mapping[str, str] | None = None, body: Any = None) -> Reply:
-        """``method path?query`` with a JSON ``body``; the answer, whatever its status."""
+    def call(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Reply:
+        """``method path?query`` with a JSON ``body`` sent as ``content_type`` (``application/merge-patch+json`` for
+        a merge patch); the answer, whatever its status."""
         headers = {"Accept": "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         method, url, headers, body, _ = self._client.param_serialize(
             method, path, query_params=list((query or {}).items()), header_params=headers, body=body,
             auth_settings=["BearerToken"],

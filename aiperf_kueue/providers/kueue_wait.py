@@ -24,6 +24,20 @@ suite waits in the first three steps; :func:`wait_for_kueue` adds a fourth:
    conversion whenever any object needs it, and costs one small request per kind
    and version.
 
+   Kueue injects that bundle only as it starts (and when it rotates its
+   certificate). If it started before ``pulumi up`` re-applied a CRD and the
+   re-apply left the CRD without the bundle, nothing puts it back: Kueue's own
+   manager then waits on a list through the untrusted webhook, and so would this
+   step, until its deadline. So after :data:`CA_REPAIR_AFTER` untrusted-conversion
+   failures the step does what Kueue's cert rotator does (sigs.k8s.io/kueue
+   v0.19.2, pkg/util/cert/cert.go: the rotator's ``CRDConversion`` webhooks): it
+   writes ``ca.crt`` of Kueue's webhook Secret into
+   ``spec.conversion.webhook.clientConfig.caBundle`` of each ``kueue.x-k8s.io`` CRD
+   with a ``Webhook`` conversion whose bundle is missing or another one (a merge
+   patch, field manager :data:`FIELD_MANAGER`), then reads again. The Secret's
+   content is never logged nor put in an error. Without the permission to read
+   the Secret (or list and patch CRDs) it only waits, as before.
+
 The API server is reached with the official Kubernetes Python client
 (:mod:`aiperf_kueue.providers.kube_api`). This module adds the four steps, their retry policy
 and the explanation when Kueue is not ready. It runs in the Pulumi dynamic provider
@@ -56,6 +70,8 @@ from aiperf_kueue.upstream.kueue import (
     READINESS_INTERVAL_SECONDS,
     READINESS_MAX_INTERVAL_SECONDS,
     READINESS_TIMEOUT_SECONDS,
+    WEBHOOK_SECRET_SUFFIX,
+    WEBHOOK_SERVICE_SUFFIX,
 )
 
 __all__ = [
@@ -84,6 +100,11 @@ STEPS = (STEP_DEPLOYMENT, STEP_ENDPOINTS, STEP_DRY_RUN, STEP_READS)
 
 #: Name prefix of the dry-run ResourceFlavor; ``generateName`` so it can never clash with a real flavor.
 DRY_RUN_NAME_PREFIX = "aiperf-kueue-readiness-"
+#: Untrusted-conversion failures of step 4 after which the gate writes Kueue's CA into the CRDs itself.
+CA_REPAIR_AFTER = 3
+#: The field manager of that write (Kueue's rotator uses its own; this one says who else wrote the bundle).
+FIELD_MANAGER = "aiperf-kueue-readiness"
+CRDS_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 # --------------------------------------------------------------------------- the wait
@@ -357,6 +378,66 @@ def _read_every_version(client: Client) -> _Outcome:
     return _OK
 
 
+def _untrusted_conversion(outcome: _Outcome) -> bool:
+    """A read that failed because the API server does not trust the conversion webhook's certificate."""
+    return not outcome.done and "conversion webhook for" in outcome.message and "x509:" in outcome.message
+
+
+def webhook_secret_name(webhook_service: str) -> str:
+    """The Secret of Kueue's internal cert management, named as the chart names it beside the webhook Service."""
+    return webhook_service.removesuffix(WEBHOOK_SERVICE_SUFFIX) + WEBHOOK_SECRET_SUFFIX
+
+
+def _conversion_bundle(crd: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(has a Webhook conversion, its caBundle or None)."""
+    conversion = (crd.get("spec") or {}).get("conversion") or {}
+    if not isinstance(conversion, Mapping) or conversion.get("strategy") != "Webhook":
+        return False, None
+    client_config = (conversion.get("webhook") or {}).get("clientConfig") or {}
+    return True, client_config.get("caBundle") if isinstance(client_config, Mapping) else None
+
+
+def _write_ca_bundles(client: Client, namespace: str, secret: str) -> tuple[bool, str]:
+    """Kueue's CA (``ca.crt`` of its webhook Secret) into each Kueue CRD whose conversion webhook lacks it: (any CRD
+    patched, a line saying what was done, for the log). Neither the CA nor any Secret body is ever in that line."""
+    waiting = "waiting for Kueue to inject its CA"
+    reply = client.call("GET", f"/api/v1/namespaces/{namespace}/secrets/{secret}")
+    if not 200 <= reply.status < 300:
+        # Only the status: an answer about a Secret is not quoted.
+        return False, f"cannot read Secret {namespace}/{secret} (HTTP {reply.status}): {waiting}"
+    data = reply.body.get("data") if isinstance(reply.body, Mapping) else None
+    ca = data.get("ca.crt") if isinstance(data, Mapping) else None
+    if not isinstance(ca, str) or not ca:
+        return False, f"Secret {namespace}/{secret} has no ca.crt yet: {waiting}"
+    reply = client.call("GET", CRDS_PATH)
+    if not 200 <= reply.status < 300:
+        return False, f"cannot list CustomResourceDefinitions (HTTP {reply.status}): {waiting}"
+    items = reply.body.get("items") if isinstance(reply.body, Mapping) else None
+    stale: list[str] = []
+    for crd in items if isinstance(items, list) else []:
+        if not isinstance(crd, Mapping) or (crd.get("spec") or {}).get("group") != GROUP:
+            continue
+        webhook, bundle = _conversion_bundle(crd)
+        if webhook and bundle != ca:
+            stale.append(str((crd.get("metadata") or {}).get("name")))
+    if not stale:
+        return False, f"every Kueue CRD's conversion webhook has the CA of Secret {namespace}/{secret}: {waiting}"
+    # Secret data is base64 already, as caBundle is: the same string the rotator writes.
+    patch = {"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": ca}}}}}
+    patched: list[str] = []
+    failed: list[str] = []
+    for name in sorted(stale):
+        reply = client.call(
+            "PATCH", f"{CRDS_PATH}/{name}", {"fieldManager": FIELD_MANAGER}, patch, "application/merge-patch+json"
+        )
+        if 200 <= reply.status < 300:
+            patched.append(name)
+        else:
+            failed.append(f"{name} (HTTP {reply.status})")
+    line = f"wrote the CA of Secret {namespace}/{secret} into {', '.join(patched) or 'no CRD'}"
+    return bool(patched), line + (f"; could not patch {', '.join(failed)}" if failed else "")
+
+
 def _hints(step: str, outcome: _Outcome, namespace: str, deployment: str, version: str) -> list[str]:
     hints = []
     if outcome.status in (401, 403):
@@ -499,9 +580,21 @@ def wait_for_kueue(
         f"dry-run create of a {GROUP}/{version} ResourceFlavor",
         lambda: _dry_run_flavor(client, version),
     )
-    reads_step, _ = run(
-        STEP_READS,
-        f"list of every {GROUP} kind at every served version",
-        lambda: _read_every_version(client),
-    )
+    untrusted = 0
+
+    def reads() -> _Outcome:
+        nonlocal untrusted
+        outcome = _read_every_version(client)
+        if not _untrusted_conversion(outcome):
+            return outcome
+        untrusted += 1
+        if untrusted < CA_REPAIR_AFTER:
+            return outcome
+        # Kueue may never re-inject its CA (see the module docstring): write it as its rotator would, read again.
+        wrote, line = _write_ca_bundles(client, namespace, webhook_secret_name(webhook_service))
+        if log is not None:
+            log(f"kueue {STEP_READS}: conversion webhook untrusted {untrusted} times; {line}")
+        return _read_every_version(client) if wrote else outcome
+
+    reads_step, _ = run(STEP_READS, f"list of every {GROUP} kind at every served version", reads)
     return ReadinessReport((deployment_step, endpoints_step, dry_run_step, reads_step), clock() - started)

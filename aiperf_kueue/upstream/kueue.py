@@ -57,6 +57,11 @@ DEFAULT_LOCAL_QUEUE = "default"
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_DEPLOYMENT = "kueue-controller-manager"
 KUEUE_WEBHOOK_SERVICE = "kueue-webhook-service"
+#: The chart names the webhook Service ``<fullname>-webhook-service`` and the Secret Kueue's internal cert
+#: management keeps its CA and serving certificate in ``<fullname>-webhook-server-cert`` (sigs.k8s.io/kueue v0.19.2,
+#: charts/kueue/templates/manager/manager-config.yaml and internalcert/secret.yaml).
+WEBHOOK_SERVICE_SUFFIX = "-webhook-service"
+WEBHOOK_SECRET_SUFFIX = "-webhook-server-cert"
 
 #: The readiness gate's defaults (``kueue.readiness``): tries per step, the first wait between
 #: tries in seconds, and the deadline for all four steps. They cover the 10–30 s Kueue's webhook

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.cluster import LocalCluster, install_trap
+from tests.e2e.living import APISERVER_ARGS, start_living
 from tests.e2e.operator import install_aiperf_crds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,8 +97,16 @@ def binaries() -> dict[str, str]:
         pytest.fail(f"{path} not found: build the binaries with `make e2e` (python3 e2e/build.py --manifest {path})")
     manifest = json.loads(path.read_text())
     found: dict[str, str] = manifest["binaries"]
-    wanted = ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "kueue", "jobset", "kube-scheduler",
-              "kwok")
+    wanted = (
+        "etcd",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kubectl",
+        "kueue",
+        "jobset",
+        "kube-scheduler",
+        "kwok",
+    )
     for name in wanted:
         if not Path(found.get(name, "")).is_file():
             pytest.fail(f"binary {name} missing from {path}")
@@ -119,11 +128,20 @@ ClusterFactory = Callable[..., LocalCluster]
 @pytest.fixture(scope="module")
 def new_cluster(binaries: dict[str, str]) -> Iterator[ClusterFactory]:
     """Start fresh clusters (own etcd data, certificates and ports) under ``out/e2e/clusters/<name>``, where their
-    logs stay for reading after the run; every one is stopped at module end."""
+    logs stay for reading after the run; every one is stopped at module end.
+
+    ``living=True`` makes a living cluster (:mod:`tests.e2e.living`): the API server with the ``PodNodeSelector``
+    admission plugin, kube-scheduler and kwok; the fleet's nodes come from a stack (``engine_run(..., living=True)``
+    or :func:`tests.e2e.living.sync_fleet`)."""
     started: list[LocalCluster] = []
 
     def start(
-        name: str, kueue_manager_config: dict[str, Any] | None = None, *, aiperf: bool = True, controllers: bool = True
+        name: str,
+        kueue_manager_config: dict[str, Any] | None = None,
+        *,
+        aiperf: bool = True,
+        controllers: bool = True,
+        living: bool = False,
     ) -> LocalCluster:
         workdir = OUT / "clusters" / name
         shutil.rmtree(workdir, ignore_errors=True)
@@ -134,7 +152,11 @@ def new_cluster(binaries: dict[str, str]) -> Iterator[ClusterFactory]:
             jobset_module=JOBSET_MODULE,
         )
         started.append(cluster)
+        if living:
+            cluster.apiserver_args = list(APISERVER_ARGS)
         cluster.start(kueue_manager_config, controllers=controllers)
+        if living:
+            start_living(cluster)
         if aiperf:
             install_aiperf_crds(cluster)
         return cluster

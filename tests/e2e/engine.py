@@ -33,6 +33,7 @@ from pulumi import automation as auto
 
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster, module_dir
+from tests.e2e.living import controller_namespaces, pin_controller_namespaces, sync_fleet
 from tests.e2e.nodes import create_nodes, declared_pools, node_objects
 from tests.e2e.stackrun import Plan, plan_stack
 
@@ -247,16 +248,26 @@ def engine_run(
     *,
     delay_start: Mapping[str, threading.Event] | None = None,
     ready_early: frozenset[str] = frozenset(),
+    living: bool = False,
 ) -> Iterator[EngineRun]:
     """The stack's nodes on ``cluster``, its offline plan, and its stack with the charts' controllers running;
     nothing is deployed yet. On the way out, pass or fail, the controllers and then the cluster are stopped (a
     cluster left running beside the next one only slows it down).
 
+    ``living``: ``cluster`` is a living one (``new_cluster(..., living=True)``: kube-scheduler and kwok run): the
+    nodes are the stack's kwok fleet (:func:`tests.e2e.living.sync_fleet`), and the controller namespaces are created
+    pinned to the control-plane node first (:func:`tests.e2e.living.pin_controller_namespaces`), so that the
+    scheduler places only the benchmark pods, on the fleet, and kwok runs them.
+
     The stack deploys to ``cluster`` by name: ``aiperf-kueue:cluster`` is set to its kubeconfig and context
     (unless ``config`` says otherwise, as a test of that key does), as a user's stack names its own."""
     config = {f"{PROJECT}:cluster": cluster_config(cluster), **config}
     try:
-        create_nodes(cluster, node_objects(declared_pools(stack_file)))
+        if living:
+            pin_controller_namespaces(cluster, controller_namespaces(stack_file))
+            sync_fleet(cluster, stack_file)
+        else:
+            create_nodes(cluster, node_objects(declared_pools(stack_file)))
         engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, provider_version)
         work = engine.project_dir(name, config)
         plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)

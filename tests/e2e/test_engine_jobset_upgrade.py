@@ -8,11 +8,16 @@ one, then ``pulumi up`` to JobSet 0.12.0 (issue 24, item 2).
 decides): ``jobset-v0.11.1`` first, then ``jobset``, restarted when ``pulumi up`` changes the Deployment. Kueue stays
 at 0.19.2 throughout.
 
-The workloads are two JobSets in the benchmark namespace, on its LocalQueue, as AIPerf's operator would create them:
-the first takes 5 of the ClusterQueue's 7.2 CPUs, is admitted, and the old JobSet controller runs its Job
-(unsuspended); the second asks for 5 more and waits (JobSet makes its Job too, suspended). After the upgrade the same
-JobSets, Workloads and Jobs are there (by UID), the JobSet CRD is the same object, the first keeps its admission, and
-once the first is deleted the second is admitted and the new JobSet controller unsuspends its Job.
+The cluster is a living one (:mod:`tests.e2e.living`): kube-scheduler places pods, kwok runs them on the stack's
+one fleet node ``default-0`` (made from its inventory), the controller namespaces are pinned off the fleet. The load
+(:mod:`tests.e2e.upgrade_load`) is two JobSets in the benchmark namespace, on its LocalQueue, as AIPerf's operator
+makes them: the first takes 5 of the ClusterQueue's 7.2 CPUs, is admitted, the old JobSet controller runs its Job
+(unsuspended) and its pod is Running on ``default-0``; the second asks for 5 more and waits (JobSet makes its Job
+too, suspended, no pod). After the upgrade the same JobSets, Workloads and Jobs are there (by UID), the JobSet CRD is
+the same object, the same pod (UID) is still Running on the same node, the first Workload keeps its admission and was
+never evicted or preempted, its JobSet was never restarted by the new controller (``status.restarts`` 0); once the
+first is deleted the second is admitted, the new JobSet controller unsuspends its Job, and its pod Runs on
+``default-0``.
 """
 
 from __future__ import annotations
@@ -22,10 +27,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import _deadline_loop, module_dir
+from tests.e2e.cluster import module_dir
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, ClusterFactory, Report
 from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
-from tests.e2e.test_engine_upgrade import CPU, NAMESPACE, QUEUE, STACK, _admission, _pending_reason, _steps, owned
+from tests.e2e.test_engine_upgrade import ONE_POD_RUNNING, STACK, _steps
+from tests.e2e.upgrade_load import (
+    NAMESPACE,
+    NODE,
+    NOT_EVICTED,
+    admission,
+    evictions,
+    jobset,
+    jobset_status,
+    owned,
+    pending_reason,
+    pods,
+    running_on,
+    wait_for,
+    workloads,
+)
 from tests.support import missing_input
 
 OLD = BUILD.JOBSET_OLD
@@ -35,49 +55,9 @@ CRD = "jobsets.jobset.x-k8s.io"
 ONE_RUNS_ONE_WAITS = {"jobsets": {"first": False, "second": True}, "jobs": {"first": False, "second": True}}
 
 
-def _jobset(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"kueue.x-k8s.io/queue-name": QUEUE}},
-        "spec": {
-            "replicatedJobs": [
-                {
-                    "name": "bench",
-                    "replicas": 1,
-                    "template": {
-                        "spec": {
-                            "parallelism": 1,
-                            "completions": 1,
-                            "backoffLimit": 0,
-                            "template": {
-                                "spec": {
-                                    "restartPolicy": "Never",
-                                    "containers": [
-                                        {
-                                            "name": "bench",
-                                            "image": "registry.invalid/never-pulled:1",
-                                            "resources": {"requests": {"cpu": CPU, "memory": "1Gi"}},
-                                        }
-                                    ],
-                                }
-                            },
-                        }
-                    },
-                }
-            ]
-        },
-    }
-
-
-def _workloads(run: EngineRun) -> dict[str, dict[str, Any]]:
-    """JobSet name → its Workload."""
-    return owned(run, "workloads.kueue.x-k8s.io", "JobSet")
-
-
 def _jobs(run: EngineRun) -> dict[str, dict[str, Any]]:
     """JobSet name → the one Job the JobSet controller created for it."""
-    return owned(run, "jobs.batch", "JobSet")
+    return owned(run.cluster, "jobs.batch", "JobSet")
 
 
 def _suspended(run: EngineRun) -> dict[str, dict[str, bool]]:
@@ -89,17 +69,16 @@ def _suspended(run: EngineRun) -> dict[str, dict[str, bool]]:
     }
 
 
-def _wait_for(run: EngineRun, what: str, check: Any, timeout: float = 180) -> None:
-    for _ in _deadline_loop(what, timeout, interval=2):
-        if check():
-            return
-
-
 def _uids(run: EngineRun) -> dict[str, str]:
     """``kind/namespace/name`` → UID of the queues, the JobSets, their Workloads and Jobs, and the JobSet CRD."""
     out = {}
-    for resource in ("clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io",
-                     "jobsets.jobset.x-k8s.io", "jobs.batch"):
+    for resource in (
+        "clusterqueues.kueue.x-k8s.io",
+        "localqueues.kueue.x-k8s.io",
+        "workloads.kueue.x-k8s.io",
+        "jobsets.jobset.x-k8s.io",
+        "jobs.batch",
+    ):
         for item in run.cluster.get_json(resource, "-A")["items"]:
             meta = item["metadata"]
             if meta.get("namespace") in (None, NAMESPACE):
@@ -119,41 +98,60 @@ def _jobset_config(config: dict[str, Any], module: str, version: str) -> dict[st
     return out
 
 
-def test_jobset_upgrade_keeps_jobsets_workloads_and_admissions(
+def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
     new_cluster: ClusterFactory, binaries: dict[str, str], report: Report
 ) -> None:
     if not Path(binaries.get(f"jobset-{OLD}", "")).is_file():
-        missing_input(f"no jobset-{OLD} binary in the e2e manifest: build it with `python3 e2e/build.py --manifest "
-                      "out/e2e/binaries.json` (the upgrade e2e runs the JobSet version the stack pins)")
-    cluster = new_cluster("engine-jobset-upgrade", controllers=False)
+        missing_input(
+            f"no jobset-{OLD} binary in the e2e manifest: build it with `python3 e2e/build.py --manifest "
+            "out/e2e/binaries.json` (the upgrade e2e runs the JobSet version the stack pins)"
+        )
+    cluster = new_cluster("engine-jobset-upgrade", controllers=False, living=True)
     base = e2e_config(STACK, KUEUE_MODULE, JOBSET_MODULE)
     old = _jobset_config(base, OLD_MODULE, "0.11.1")
-    with engine_run("dev", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, old) as run:
+    with engine_run("dev", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, old, living=True) as run:
         assert run.up().summary.result == "succeeded"
-        jobset = run.controllers.by_name("jobset")
-        assert jobset.version == "v0.11.1"
+        controller = run.controllers.by_name("jobset")
+        assert controller.version == "v0.11.1"
         assert run.controllers.by_name("kueue").version == "v0.19.2"
-        crd_protected = [r["urn"].rsplit("::", 1)[1] for r in run.state() if r.get("protect")
-                         and r["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+        crd_protected = [
+            r["urn"].rsplit("::", 1)[1]
+            for r in run.state()
+            if r.get("protect") and r["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+        ]
         assert "jobset-chart:jobsets.jobset.x-k8s.io" in crd_protected
 
-        run.cluster.apply([_jobset("first")])
-        _wait_for(run, "the first JobSet's Workload to be admitted and its Job unsuspended",
-                  lambda: _admission(_workloads(run).get("first", {}))
-                  and _suspended(run)["jobs"].get("first") is False)
-        run.cluster.apply([_jobset("second")])
-        _wait_for(run, "the second JobSet's Workload to wait for quota",
-                  lambda: _pending_reason(_workloads(run).get("second", {})))
-        before_wl = _workloads(run)
-        admitted = _admission(before_wl["first"])
+        run.cluster.apply([jobset("first")])
+        wait_for(
+            "the first JobSet admitted, its Job unsuspended by JobSet 0.11.1 and its pod Running on the fleet",
+            lambda: (
+                admission(workloads(run.cluster).get("first", {}))
+                and _suspended(run)["jobs"].get("first") is False
+                and running_on(NODE, pods(run.cluster).get("first", []))
+                # the Job controller counts the pod ready, then JobSet its Job
+                and jobset_status(run.cluster, "first") == ONE_POD_RUNNING
+            ),
+        )
+        run.cluster.apply([jobset("second")])
+        wait_for(
+            "the second JobSet's Workload to wait for quota",
+            lambda: pending_reason(workloads(run.cluster).get("second", {})),
+        )
+        before_wl = workloads(run.cluster)
+        admitted = admission(before_wl["first"])
         assert admitted == {
             "clusterQueue": "benchmarks",
             "podSets": [{"name": "bench", "flavors": {"cpu": "default", "memory": "default"}, "count": 1}],
         }
-        assert _pending_reason(before_wl["second"]) == "Pending"
+        assert pending_reason(before_wl["second"]) == "Pending"
         # JobSet makes the Jobs of a suspended JobSet suspended: Kueue's admission unsuspends the JobSet, and JobSet
         # its Job.
         assert _suspended(run) == ONE_RUNS_ONE_WAITS
+        before_pods = pods(run.cluster)
+        (first_pod,) = before_pods["first"]
+        assert (first_pod["node"], first_pod["phase"], first_pod["restarts"]) == ("default-0", "Running", 0)
+        assert "second" not in before_pods  # its Job is suspended: no pod
+        assert jobset_status(run.cluster, "first") == ONE_POD_RUNNING
         before = _uids(run)
         assert sorted(k.rsplit("/", 1)[0] + "/" for k in before) == [
             "ClusterQueue//",
@@ -193,12 +191,18 @@ def test_jobset_upgrade_keeps_jobsets_workloads_and_admissions(
             "rbac.authorization.k8s.io/v1:Role": {"create": 2, "delete": 1},
             "rbac.authorization.k8s.io/v1:RoleBinding": {"create": 2, "delete": 1},
         }
-        updated = sorted(e["urn"].rsplit("::", 1)[1] for e in run.events if e["op"] == "update"
-                         and e["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
+        updated = sorted(
+            e["urn"].rsplit("::", 1)[1]
+            for e in run.events
+            if e["op"] == "update" and e["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+        )
         assert updated == ["jobset-chart:jobsets.jobset.x-k8s.io"]
         destructive = sorted(
-            {f"{e['type'].rsplit(':', 1)[1]} {e['urn'].rsplit('::', 1)[1]} {e['op']}" for e in run.events
-             if e["op"] in ("delete", "replace", "delete-replaced")}
+            {
+                f"{e['type'].rsplit(':', 1)[1]} {e['urn'].rsplit('::', 1)[1]} {e['op']}"
+                for e in run.events
+                if e["op"] in ("delete", "replace", "delete-replaced")
+            }
         )
         report.checks["upgrade: jobset 0.11.1 -> 0.12.0, deletes and replaces"] = destructive
         # Only RBAC, which holds no state: the controller's Role and RoleBinding of 0.11.1, which 0.12.0 splits into
@@ -207,33 +211,55 @@ def test_jobset_upgrade_keeps_jobsets_workloads_and_admissions(
             "Role jobset-chart:jobset-system/jobset-controller delete",
             "RoleBinding jobset-chart:jobset-system/jobset-controller delete",
         ]
-        assert jobset.version == "v0.12.0"
+        assert controller.version == "v0.12.0"
         image = "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset:main"
-        started_lines = [line for line in jobset.log if line.startswith("started ")]
+        started_lines = [line for line in controller.log if line.startswith("started ")]
         assert started_lines[0] == f"started jobset-v0.11.1 for {image}"
         assert started_lines[-1] == f"started jobset for {image}"
 
         after = _uids(run)
         assert after == before  # the same JobSets, Workloads, Job, queues and CRD: nothing deleted and re-created
-        after_wl = _workloads(run)
-        assert _admission(after_wl["first"]) == admitted
-        assert _pending_reason(after_wl["second"]) == "Pending"
+        after_wl = workloads(run.cluster)
+        assert admission(after_wl["first"]) == admitted
+        # Kept, not taken back and given again: never evicted or preempted, the same pod Running on the same node,
+        # the JobSet never restarted by the new controller.
+        assert evictions(after_wl["first"]) == NOT_EVICTED
+        # The same pod (a phase never goes back to Running, and kwok counts container restarts).
+        assert pods(run.cluster)["first"] == [first_pod]
+        assert jobset_status(run.cluster, "first") == ONE_POD_RUNNING
+        assert pending_reason(after_wl["second"]) == "Pending"
         assert _suspended(run) == ONE_RUNS_ONE_WAITS
+        assert "second" not in pods(run.cluster)
 
-        # The pending one is admitted once the first one leaves, and the new JobSet controller unsuspends its Job.
+        # The pending one is admitted once the first one leaves, the new JobSet controller unsuspends its Job, and its
+        # pod runs where the first's did.
         run.cluster.kubectl("delete", "jobset", "first", "-n", NAMESPACE, "--wait=false")
-        _wait_for(run, "the second JobSet's Workload to be admitted and its Job unsuspended after the upgrade",
-                  lambda: _admission(_workloads(run).get("second", {})) and "first" not in _workloads(run)
-                  and _suspended(run)["jobs"].get("second") is False)
-        final = _workloads(run)
-        assert _admission(final["second"]) == admitted
+        wait_for(
+            "the second JobSet admitted after the upgrade, its Job unsuspended by JobSet 0.12.0 and its pod Running",
+            lambda: (
+                "first" not in workloads(run.cluster)
+                and admission(workloads(run.cluster).get("second", {}))
+                and _suspended(run)["jobs"].get("second") is False
+                and running_on(NODE, pods(run.cluster).get("second", []))
+                and jobset_status(run.cluster, "second") == ONE_POD_RUNNING
+            ),
+        )
+        final = workloads(run.cluster)
+        assert admission(final["second"]) == admitted
+        assert evictions(final["second"]) == NOT_EVICTED
         assert final["second"]["metadata"]["uid"] == before_wl["second"]["metadata"]["uid"]
+        assert [(p["node"], p["phase"], p["restarts"]) for p in pods(run.cluster)["second"]] == [
+            ("default-0", "Running", 0)
+        ]
+        assert jobset_status(run.cluster, "second") == ONE_POD_RUNNING
 
         clean = run.preview(expect_no_changes=True)
         assert run.controllers.errors == []
         report.checks["upgrade: jobset 0.11.1 -> 0.12.0"] = (
             f"up in {up_s} s; engine steps {steps}; UIDs kept {sum(1 for k, v in before.items() if after.get(k) == v)}"
             f" of {len(before)} (JobSets, their Workloads and Jobs, queues, JobSet CRD); admitted Workload kept "
-            f"{admitted}; pending one admitted after the first was deleted, its Job unsuspended by JobSet 0.12.0; then "
+            f"{admitted}, never evicted, its pod {first_pod['uid']} still Running on {first_pod['node']}, JobSet "
+            f"restarts 0; pending one admitted after the first was deleted, its Job unsuspended by JobSet 0.12.0 and "
+            f"its pod Running; then "
             f"{clean.change_summary}"
         )
