@@ -1,10 +1,13 @@
 """The kubeconfigs Kueue refuses for a MultiKueue worker: the checks, ported.
 
-Upstream: kueue v0.19.2 pkg/controller/admissionchecks/multikueue/multikueuecluster.go (``validateKubeconfig``,
-``validateRestConfig``, ``isValidHostname``; the same in 0.15.0), with what they call in client-go v0.36
-(``tools/clientcmd``: ``Load``, ``RESTConfigFromKubeConfig``, ``DirectClientConfig.ClientConfig`` and
-``ConfirmUsable``, ``validation.go``; ``rest.IsConfigTransportTLS``), Go's ``net/url`` ``Parse`` and
-``net.SplitHostPort``, and apimachinery's ``IsDNS1123Subdomain``.
+Upstream: kueue v0.19.2 pkg/.../multikueue/multikueuecluster.go; kubernetes v1.36.3 client-go/tools/clientcmd, rest
+
+Kueue's ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``: ``validateKubeconfig``,
+``validateRestConfig`` and ``isValidHostname`` (the same in 0.15.0), with what
+they call in client-go (``clientcmd``: ``Load``, ``RESTConfigFromKubeConfig``, ``DirectClientConfig.ClientConfig``
+and ``ConfirmUsable``, ``validation.go``; ``rest.IsConfigTransportTLS``; Kueue 0.19.2 builds with client-go
+v0.36.2, read here at v0.36.3), Go 1.26's ``net/url`` ``Parse`` and ``net.SplitHostPort`` (Kueue 0.19.2's Go),
+and apimachinery's ``IsDNS1123Subdomain``.
 
 Kueue reads a MultiKueueCluster's kubeconfig from its Secret and, if ``validateKubeconfig`` fails, marks the
 cluster inactive with reason ``InsecureKubeConfig`` and dispatches nothing to that worker: the manager's
