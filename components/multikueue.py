@@ -10,6 +10,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from aiperf_kueue.plan.multikueue_manifests import kubeconfig_refusal
 from components.kube import KubeObject
 
 MANAGER_TYPE = "aiperf-kueue:index:MultiKueueManager"
@@ -28,6 +29,8 @@ class WorkerCluster:
     """Its kubeconfig Secret, without data (:func:`aiperf_kueue.plan.multikueue_manifests.kubeconfig_secret`)."""
     kubeconfig: pulumi.Input[str]
     """The kubeconfig: a Pulumi secret (the stack's ``secure:`` value, or the worker stack's output)."""
+    where: str
+    """Where it is set, as a refusal names it: ``<stack file>: aiperf-kueue:multikueue.workers[0].kubeconfig``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +42,9 @@ class MultiKueueManagerArgs:
     admission_check: dict[str, Any]
     after: Sequence[pulumi.Resource] = ()
     """What every object waits for: the Kueue readiness gate."""
+    check_kubeconfigs: bool = True
+    """Whether each kubeconfig is checked as Kueue checks it (:func:`checked_kubeconfig`): not in the offline
+    plan, which never decrypts a secret."""
 
 
 class MultiKueueManager(pulumi.ComponentResource):
@@ -59,7 +65,11 @@ class MultiKueueManager(pulumi.ComponentResource):
                 metadata=meta,
                 type=worker.secret["type"],
                 # A Pulumi secret end to end: in state, previews and plan output only as ciphertext or [secret].
-                string_data={"kubeconfig": pulumi.Output.secret(worker.kubeconfig)},
+                string_data={
+                    "kubeconfig": checked_kubeconfig(worker.kubeconfig, worker.where)
+                    if args.check_kubeconfigs
+                    else pulumi.Output.secret(worker.kubeconfig)
+                },
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
             )
             clusters.append(
@@ -117,3 +127,19 @@ def worker_kubeconfig(name: str, stack: str, reference: str | None, parent: pulu
         f"multikueue-{name}", stack_name=ref, opts=pulumi.ResourceOptions(parent=parent) if parent else None
     )
     return pulumi.Output.secret(stack_ref.require_output(KUBECONFIG_OUTPUT))
+
+
+def checked_kubeconfig(kubeconfig: pulumi.Input[str], where: str) -> pulumi.Output[str]:
+    """``kubeconfig`` kept a Pulumi secret, checked once known (``pulumi preview`` and ``up`` decrypt it): one Kueue
+    would refuse (:func:`aiperf_kueue.plan.multikueue_manifests.kubeconfig_refusal`) ends the run with one line
+    naming ``where`` and the places in the kubeconfig, never its text. Without this, Kueue marks the worker's
+    MultiKueueCluster inactive and the manager's workloads wait with no error where ``pulumi up`` ran."""
+
+    def check(text: str) -> str:
+        refusal = kubeconfig_refusal(text, where)
+        if refusal is not None:
+            # RunError: the engine prints the message alone, no traceback (and so no local holding the text).
+            raise pulumi.RunError(f"invalid stack config:\n{refusal}")
+        return text
+
+    return pulumi.Output.secret(kubeconfig).apply(check)

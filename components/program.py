@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pulumi
 
+from aiperf_kueue.common.errors import PROJECT
 from aiperf_kueue.installs import operator_objects
 from aiperf_kueue.installs import releases as installs
 from aiperf_kueue.plan import manifests, submit
@@ -31,6 +32,7 @@ from components.multikueue import (
     MultiKueueWorker,
     MultiKueueWorkerArgs,
     WorkerCluster,
+    checked_kubeconfig,
     worker_kubeconfig,
 )
 from components.namespace import BenchmarkNamespace, BenchmarkNamespaceArgs
@@ -89,12 +91,18 @@ def main() -> None:
                         kubeconfig=w.kubeconfig
                         if w.kubeconfig is not None
                         else worker_kubeconfig(w.name, w.stack, w.stack_reference),
+                        where=f"{loaded.source}: {PROJECT}:multikueue.workers[{i}].kubeconfig"
+                        if w.kubeconfig is not None
+                        else f"{loaded.source}: {PROJECT}:multikueue.workers[{i}]: stack {w.stack}'s output "
+                        f"{KUBECONFIG_OUTPUT}",
                     )
-                    for w in fleet.workers
+                    for i, w in enumerate(fleet.workers)
                 ],
                 multikueue_config=mk_manifests.multikueue_config(fleet, target),
                 admission_check=mk_manifests.admission_check(fleet, target),
                 after=gate,
+                # The offline plan's values are placeholders, never decrypted: nothing to check there.
+                check_kubeconfigs=not engine.offline,
             ),
             on_cluster,
         )
@@ -107,7 +115,13 @@ def main() -> None:
             on_cluster,
         )
         if fleet.kubeconfig is not None:
-            pulumi.export(KUBECONFIG_OUTPUT, pulumi.Output.secret(fleet.kubeconfig))
+            # A worker whose kubeconfig its manager's Kueue would refuse stops here, before the manager reads it.
+            exported = (
+                pulumi.Output.secret(fleet.kubeconfig)
+                if engine.offline
+                else checked_kubeconfig(fleet.kubeconfig, f"{loaded.source}: {PROJECT}:multikueue.kubeconfig")
+            )
+            pulumi.export(KUBECONFIG_OUTPUT, exported)
 
     queues = KueueQueues(
         "queues",

@@ -14,6 +14,7 @@ import yaml
 
 from aiperf_kueue.cli import cli
 from aiperf_kueue.cli.engine import run_program
+from aiperf_kueue.common import limits
 from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config.multikueue import MultiKueue
 from aiperf_kueue.installs.releases import kueue_manager_config
@@ -23,6 +24,9 @@ from aiperf_kueue.review.destructive import LOSSES
 from aiperf_kueue.review.diff import Plan, compare
 from aiperf_kueue.stackfile.loader import read_stack, secret_placeholder
 from aiperf_kueue.upstream.kueue import KueueTarget
+from aiperf_kueue.upstream.kueue_kubeconfig import kubeconfig_problems
+from components import stack_config
+from components.multikueue import MultiKueueManager, MultiKueueManagerArgs, WorkerCluster
 from tests.support import ROOT
 
 FLEET = ROOT / "tests" / "fleet_stacks"
@@ -440,3 +444,390 @@ def test_the_managers_kueue_gets_the_worker_lost_timeout(fleet: Path) -> None:
     assert kueue_manager_config(plan.config, plan.queues.target)["multiKueue"] == {"workerLostTimeout": "30s"}
     with pytest.raises(ValueError, match='must be a Go duration such as "5m" or "30s", got \'soon\''):
         MultiKueue.model_validate({"role": "manager", "workers": workers, "workerLostTimeout": "soon"})
+
+
+# --- a worker kubeconfig Kueue would refuse (reason InsecureKubeConfig) ----------------------------------------
+
+#: A kubeconfig Kueue 0.19.2 takes: an https server by IP, the CA embedded, a ServiceAccount token.
+GOOD_KUBECONFIG: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Config",
+    "clusters": [{"name": "w", "cluster": {"server": "https://10.0.0.1:6443", "certificate-authority-data": "Q0E="}}],
+    "users": [{"name": "u", "user": {"token": "tok-SECRET-1"}}],
+    "contexts": [{"name": "c", "context": {"cluster": "w", "user": "u"}}],
+    "current-context": "c",
+}
+#: Every value a test puts in a kubeconfig carries this: no problem line may show it.
+MARK = "SECRET"
+
+
+def kubeconfig(cluster: dict[str, Any] | None = None, user: dict[str, Any] | None = None, **top: Any) -> Any:
+    """:data:`GOOD_KUBECONFIG` with its cluster's and user's fields updated (a None value removes the field)."""
+    doc = json.loads(json.dumps(GOOD_KUBECONFIG))
+    for entry, changes in ((doc["clusters"][0]["cluster"], cluster), (doc["users"][0]["user"], user)):
+        for key, value in (changes or {}).items():
+            if value is None:
+                entry.pop(key, None)
+            else:
+                entry[key] = value
+    for key, value in top.items():
+        if value is None:
+            doc.pop(key.replace("_", "-"), None)
+        else:
+            doc[key.replace("_", "-")] = value
+    return doc
+
+
+def kubeconfig_lines(doc: Any) -> list[str]:
+    lines = [str(p) for p in kubeconfig_problems(doc)]
+    assert MARK not in "".join(lines)
+    return lines
+
+
+TOKEN_FILE = (
+    "users[0].user.tokenFile: Kueue refuses a token file (tokenFile is not allowed); put the token itself in token"
+)
+UNTRUSTED = (
+    "clusters[0].cluster.server: Kueue refuses the server (untrusted server endpoint): its host is neither an IP "
+    "address nor a DNS name, or the URL has no scheme"
+)
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        pytest.param(kubeconfig(user={"tokenFile": "/var/run/SECRET"}), [TOKEN_FILE], id="tokenFile"),
+        pytest.param(
+            kubeconfig(user={"token": None, "tokenFile": "/SECRET"}), [TOKEN_FILE], id="tokenFile-without-token"
+        ),
+        pytest.param(
+            kubeconfig(cluster={"insecure-skip-tls-verify": True}),
+            [
+                "clusters[0].cluster.insecure-skip-tls-verify: Kueue refuses to skip TLS verification; set "
+                "certificate-authority-data"
+            ],
+            id="insecure-skip-tls-verify",
+        ),
+        pytest.param(
+            kubeconfig(cluster={"certificate-authority": "/etc/SECRET/ca.crt", "certificate-authority-data": None}),
+            [
+                "clusters[0].cluster.certificate-authority: Kueue refuses a CA file path; embed the CA as "
+                "certificate-authority-data"
+            ],
+            id="certificate-authority-path",
+        ),
+        pytest.param(
+            kubeconfig(cluster={"server": None}),
+            ["clusters[0].cluster.server: Kueue requires a server URL for every cluster"],
+            id="no-server",
+        ),
+        pytest.param(
+            {**GOOD_KUBECONFIG, "clusters": [*GOOD_KUBECONFIG["clusters"], {"name": "other", "cluster": {}}]},
+            ["clusters[1].cluster.server: Kueue requires a server URL for every cluster"],
+            id="no-server-on-a-cluster-not-in-use",
+        ),
+        pytest.param(kubeconfig(cluster={"server": "https://SECRET_host:6443"}), [UNTRUSTED], id="host-underscore"),
+        pytest.param(kubeconfig(cluster={"server": "10.0.0.1:6443"}), [UNTRUSTED], id="ip-port-without-scheme"),
+        pytest.param(kubeconfig(cluster={"server": "api.example.com:6443"}), [UNTRUSTED], id="host-without-scheme"),
+        pytest.param(kubeconfig(cluster={"server": "https://api.example.com:SECRET"}), [UNTRUSTED], id="bad-port"),
+        pytest.param(kubeconfig(cluster={"server": "https://[fd00::1]"}), [UNTRUSTED], id="ipv6-brackets-no-port"),
+        # Go 1.26 (Kueue 0.19.2's): an https host's port follows its first colon; only IPv6 goes in brackets.
+        pytest.param(kubeconfig(cluster={"server": "https://fd00::1:6443"}), [UNTRUSTED], id="ipv6-no-brackets"),
+        pytest.param(kubeconfig(cluster={"server": "https://[api.example.com]:1"}), [UNTRUSTED], id="name-brackets"),
+        pytest.param(
+            kubeconfig(user={"token": None, "username": "admin-SECRET", "password": "SECRET"}),
+            ["users[0].user.username: Kueue refuses basic auth (username and password); use a ServiceAccount token"],
+            id="basic-auth",
+        ),
+        pytest.param(
+            kubeconfig(user={"token": None, "password": "SECRET"}),
+            ["users[0].user.password: Kueue refuses basic auth (username and password); use a ServiceAccount token"],
+            id="password-only",
+        ),
+        pytest.param(
+            kubeconfig(
+                user={
+                    "token": None,
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "gke-gcloud-auth-plugin-SECRET",
+                    },
+                }
+            ),
+            ["users[0].user.exec: Kueue refuses exec plugins (GKE and EKS kubeconfigs use one); use a token"],
+            id="exec-gke",
+        ),
+        pytest.param(
+            kubeconfig(user={"token": None, "auth-provider": {"name": "oidc", "config": {"id-token": "SECRET"}}}),
+            ["users[0].user.auth-provider: Kueue refuses auth providers; use a ServiceAccount token"],
+            id="auth-provider",
+        ),
+        pytest.param(
+            kubeconfig(current_context="SECRET-context"),
+            ["current-context: names no entry of contexts"],
+            id="current-context-missing",
+        ),
+        pytest.param(
+            kubeconfig(current_context=None),
+            ["current-context: is not set: Kueue connects through the current context"],
+            id="no-current-context",
+        ),
+        pytest.param(
+            {**GOOD_KUBECONFIG, "contexts": [{"name": "c", "context": {"cluster": "SECRET", "user": "u"}}]},
+            ["contexts[0].context.cluster: names no cluster with settings: Kueue has no server to connect to"],
+            id="context-cluster-missing",
+        ),
+        pytest.param(
+            kubeconfig(user={"token": None, "client-certificate": "/SECRET.crt", "client-key": "/SECRET.key"}),
+            [
+                "users[0].user.client-certificate: a file path Kueue's pod cannot read; embed client-certificate-data",
+                "users[0].user.client-key: a file path Kueue's pod cannot read; embed client-key-data",
+            ],
+            id="client-certificate-paths",
+        ),
+        pytest.param(
+            kubeconfig(user={"token": None, "client-certificate-data": "U0VDUkVU"}),
+            ["users[0].user.client-certificate-data: a client certificate without client-key-data"],
+            id="client-certificate-without-key",
+        ),
+        pytest.param(
+            kubeconfig(user={"as-groups": ["SECRET"]}),
+            ["users[0].user.as: is required with as-uid, as-groups or as-user-extra"],
+            id="impersonation-without-user",
+        ),
+        pytest.param(
+            {**GOOD_KUBECONFIG, "users": [*GOOD_KUBECONFIG["users"], {"name": "u", "user": {}}]},
+            ["users[1].name: repeats the name of users[0]"],
+            id="duplicate-name",
+        ),
+    ],
+)
+def test_each_kubeconfig_kueue_refuses_is_named_by_its_place_never_its_value(doc: Any, expected: list[str]) -> None:
+    assert kubeconfig_lines(doc) == expected
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        "https://10.0.0.1:6443",
+        "https://API.Example.COM:6443/prefix?x=1",  # lower-cased first, as Kueue does
+        "https://[fd00::1]:6443",
+        "https://kubernetes.default.svc",
+        "HTTPS://10.0.0.1",
+        "https://010.0.0.1",  # no IP address to Go (a leading zero), but a DNS-1123 subdomain
+    ],
+)
+def test_a_clean_kubeconfig_passes(server: str) -> None:
+    assert kubeconfig_lines(kubeconfig(cluster={"server": server})) == []
+
+
+def test_over_plain_http_client_go_reads_no_credentials_so_kueue_checks_none() -> None:
+    # validateRestConfig sees only what ClientConfig read, and it reads the user's credentials over TLS only.
+    doc = kubeconfig(cluster={"server": "http://10.0.0.1:8080"}, user={"token": None, "exec": {"command": "x"}})
+    assert kubeconfig_lines(doc) == []
+    # client-go's own check of the user still runs: two authentication methods.
+    doc = kubeconfig(cluster={"server": "http://10.0.0.1:8080"}, user={"username": "SECRET"})
+    assert kubeconfig_lines(doc) == [
+        "users[0].user.token: a token and basic auth: client-go takes one authentication method"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        pytest.param(["SECRET"], ["kubeconfig: is not a kubeconfig: the document is not a mapping"], id="list"),
+        pytest.param("SECRET", ["kubeconfig: is not a kubeconfig: the document is not a mapping"], id="string"),
+        pytest.param(None, ["kubeconfig: is not a kubeconfig: the document is not a mapping"], id="empty"),
+        pytest.param(
+            {**GOOD_KUBECONFIG, "clusters": "SECRET"},
+            [
+                "clusters: is not a list",
+                "contexts[0].context.cluster: names no cluster with settings: Kueue has no server to connect to",
+            ],
+            id="clusters-not-a-list",
+        ),
+        pytest.param(
+            {**GOOD_KUBECONFIG, "users": ["SECRET", {"name": 7, "user": {}}, {"name": "x", "user": "SECRET"}]},
+            ["users[0]: is not a mapping", "users[1].name: is not a string", "users[2].user: is not a mapping"],
+            id="users-wrong-types",
+        ),
+        pytest.param(
+            kubeconfig(cluster={"server": 6443, "insecure-skip-tls-verify": "yes", "certificate-authority-data": "*"}),
+            [
+                "clusters[0].cluster.server: is not a string",
+                "clusters[0].cluster.insecure-skip-tls-verify: is not true or false",
+                "clusters[0].cluster.certificate-authority-data: is not base64 text",
+                "clusters[0].cluster.server: Kueue requires a server URL for every cluster",
+            ],
+            id="cluster-field-types",
+        ),
+        pytest.param(
+            kubeconfig(apiVersion="v2", kind="SECRET"),
+            ["apiVersion: must be v1 (or left out)", "kind: must be Config (or left out)"],
+            id="apiVersion-kind",
+        ),
+    ],
+)
+def test_a_kubeconfig_of_the_wrong_shape_is_a_problem_not_a_crash(doc: Any, expected: list[str]) -> None:
+    assert kubeconfig_lines(doc) == expected
+
+
+def test_many_problems_stop_at_the_limit() -> None:
+    clusters = [{"name": f"c{i}", "cluster": {"insecure-skip-tls-verify": True}} for i in range(200)]
+    problems = kubeconfig_problems({**GOOD_KUBECONFIG, "clusters": clusters})
+    assert len(problems) == limits.MAX_PROBLEMS
+    assert str(problems[0]) == (
+        "clusters[0].cluster.insecure-skip-tls-verify: Kueue refuses to skip TLS verification; set "
+        "certificate-authority-data"
+    )
+
+
+NOT_READ = "kubeconfig: is not YAML or JSON read within bounds (syntax, nesting, aliases)"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("clusters: [SECRET", [NOT_READ], id="syntax"),
+        pytest.param(
+            "a: &a [SECRET, SECRET]\n"
+            + "".join(f"a{i}: &a{i} [*a{i - 1 if i else ''}, *a{i - 1 if i else ''}]\n" for i in range(40)),
+            [NOT_READ],
+            id="billion-laughs",
+        ),
+        pytest.param("[" * 10_000 + "]" * 10_000, [NOT_READ], id="deep"),
+        pytest.param(
+            "token: " + "S" * (limits.MAX_FILE_BYTES + 1),
+            [f"kubeconfig: is more than {limits.MAX_FILE_BYTES:,} bytes"],
+            id="huge",
+        ),
+        pytest.param(b"SECRET", ["kubeconfig: is not text"], id="bytes"),
+        pytest.param("", ["kubeconfig: is not a kubeconfig: the document is not a mapping"], id="empty"),
+    ],
+)
+def test_hostile_kubeconfig_text_is_a_problem_not_a_crash_or_a_hang(text: Any, expected: list[str]) -> None:
+    problems = [str(p) for p in mk.kubeconfig_text_problems(text)]
+    assert problems == expected
+    assert MARK not in "".join(problems)
+
+
+def test_json_kubeconfig_text_is_read_like_yaml() -> None:
+    assert mk.kubeconfig_text_problems(json.dumps(GOOD_KUBECONFIG)) == []
+    assert [str(p) for p in mk.kubeconfig_text_problems(json.dumps(kubeconfig(user={"tokenFile": "/x"})))] == [
+        TOKEN_FILE
+    ]
+
+
+REFUSAL = (
+    "invalid stack config:\n{where}: Kueue would mark this worker's MultiKueueCluster inactive (reason "
+    "InsecureKubeConfig) and dispatch nothing to it: {problems}"
+)
+BAD_TEXT = yaml.safe_dump(
+    kubeconfig(user={"tokenFile": "/var/run/SECRET-token"}, cluster={"insecure-skip-tls-verify": True})
+)
+BAD_PROBLEMS = (
+    f"{TOKEN_FILE}; clusters[0].cluster.insecure-skip-tls-verify: Kueue refuses to skip TLS verification; set "
+    "certificate-authority-data"
+)
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {}
+
+
+def _manager(kubeconfig_text: pulumi.Input[str], check: bool) -> None:
+    """Build the manager's component alone under Pulumi's mocks, as ``pulumi up`` runs it (``check``) or plan."""
+    fleet_config = MultiKueue.model_validate(
+        {"role": "manager", "workers": [{"name": "east", "stack": "gpu-east", "kubeconfig": "x"}]}
+    )
+    worker = fleet_config.workers[0]
+    pulumi.runtime.set_mocks(_Mocks(), project="aiperf-kueue", stack="fleet", preview=False)
+
+    def program() -> Any:
+        manager = MultiKueueManager(
+            "multikueue",
+            MultiKueueManagerArgs(
+                workers=[
+                    WorkerCluster(
+                        cluster=mk.multikueue_cluster(worker, V1BETA2),
+                        secret=mk.kubeconfig_secret(worker, "kueue-system"),
+                        kubeconfig=kubeconfig_text,
+                        where="stacks/Pulumi.fleet.yaml: aiperf-kueue:multikueue.workers[0].kubeconfig",
+                    )
+                ],
+                multikueue_config=mk.multikueue_config(fleet_config, V1BETA2),
+                admission_check=mk.admission_check(fleet_config, V1BETA2),
+                check_kubeconfigs=check,
+            ),
+        )
+        return manager.admission_check.id
+
+    pulumi.runtime.test(program)()
+
+
+def test_pulumi_up_stops_at_a_kubeconfig_kueue_would_refuse_without_showing_it() -> None:
+    with pytest.raises(pulumi.RunError) as caught:
+        _manager(BAD_TEXT, check=True)
+    where = "stacks/Pulumi.fleet.yaml: aiperf-kueue:multikueue.workers[0].kubeconfig"
+    assert str(caught.value) == REFUSAL.format(where=where, problems=BAD_PROBLEMS)
+    assert MARK not in str(caught.value)
+    # A stack reference's output arrives as an Output: checked all the same, once known.
+    with pytest.raises(pulumi.RunError) as caught:
+        _manager(pulumi.Output.secret(BAD_TEXT), check=True)
+    assert str(caught.value) == REFUSAL.format(where=where, problems=BAD_PROBLEMS)
+
+
+def test_a_kubeconfig_kueue_takes_passes_and_plan_checks_nothing() -> None:
+    _manager(yaml.safe_dump(GOOD_KUBECONFIG), check=True)
+    _manager(BAD_TEXT, check=False)  # offline: the value is a placeholder, never decrypted
+
+
+def _as_pulumi_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the program believe it runs under ``pulumi up`` (it tells the offline engine by its monitor's class)."""
+
+    class NotTheMockMonitor:
+        pass
+
+    monkeypatch.setattr(stack_config, "MockMonitor", NotTheMockMonitor)
+
+
+def test_the_program_refuses_a_managers_worker_kubeconfig_under_pulumi_up(
+    fleet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit(
+        fleet,
+        "fleet",
+        "multikueue",
+        {"role": "manager", "workers": [{"name": "east", "stack": "gpu-east", "kubeconfig": {"secure": CIPHERTEXT}}]},
+    )
+    stack = read_stack(fleet / "Pulumi.fleet.yaml")
+    values = dict(stack.values)
+    # What pulumi up hands the program: the secure value decrypted.
+    values["multikueue"] = {
+        **values["multikueue"],
+        "workers": [{**values["multikueue"]["workers"][0], "kubeconfig": BAD_TEXT}],
+    }
+    _as_pulumi_up(monkeypatch)
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("fleet", values, stack.secret_keys, provider=stack.provider, stack_dir=fleet)
+    where = "Pulumi.fleet.yaml: aiperf-kueue:multikueue.workers[0].kubeconfig"
+    assert str(caught.value) == REFUSAL.format(where=where, problems=BAD_PROBLEMS)
+    assert MARK not in str(caught.value)
+
+
+def test_the_program_refuses_a_worker_exporting_a_kubeconfig_kueue_would_refuse(
+    fleet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit(fleet, "gpu-east", "multikueue", {"role": "worker", "manager": "fleet", "kubeconfig": {"secure": CIPHERTEXT}})
+    stack = read_stack(fleet / "Pulumi.gpu-east.yaml")
+    values = {**stack.values, "multikueue": {**stack.values["multikueue"], "kubeconfig": BAD_TEXT}}
+    _as_pulumi_up(monkeypatch)
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("gpu-east", values, stack.secret_keys, provider=stack.provider, stack_dir=fleet)
+    where = "Pulumi.gpu-east.yaml: aiperf-kueue:multikueue.kubeconfig"
+    assert str(caught.value) == REFUSAL.format(where=where, problems=BAD_PROBLEMS)
+    assert MARK not in str(caught.value)

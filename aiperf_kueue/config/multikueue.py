@@ -56,8 +56,9 @@ class MultiKueueCluster(Model):
     kubeconfig: str | None = None
     """The kubeconfig the manager's Kueue reaches this worker with, as a ``secure:`` value
     (``pulumi config set --secret --path 'aiperf-kueue:multikueue.workers[0].kubeconfig' "$(cat w.kubeconfig)"``).
-    Default none: the worker stack's ``multikueueKubeconfig`` output, read by stack reference. Kueue 0.19.2
-    refuses a kubeconfig with ``tokenFile``, ``insecure-skip-tls-verify`` or a ``certificate-authority`` path."""
+    Default none: the worker stack's ``multikueueKubeconfig`` output, read by stack reference. One Kueue would
+    refuse (a ``tokenFile``, ``insecure-skip-tls-verify``, a ``certificate-authority`` path, an ``exec`` plugin...)
+    stops ``pulumi preview`` and ``pulumi up`` (``docs/multikueue.md``)."""
 
     stack_reference: str | None = None
     """The worker stack as a stack reference, ``<organization>/<project>/<stack>`` (default:

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from aiperf_kueue.common import limits
+from aiperf_kueue.common.display import line
+from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config.multikueue import CONTROLLER_NAME, MultiKueue, MultiKueueCluster
 from aiperf_kueue.plan.manifests import PART_OF, PATCH_FORCE, Manifest
+from aiperf_kueue.stackfile.yaml_input import parse_yaml_document
 from aiperf_kueue.upstream.kueue import GROUP, KueueTarget
+from aiperf_kueue.upstream.kueue_kubeconfig import REASON, KubeconfigProblem, kubeconfig_problems
 
 #: The key of the kubeconfig in a MultiKueueCluster's Secret (Kueue ``MultiKueueConfigSecretKey``).
 SECRET_KEY = "kubeconfig"
@@ -128,3 +133,32 @@ def worker_access(namespace: str) -> list[Manifest]:
             "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
         },
     ]
+
+
+def kubeconfig_text_problems(text: object) -> list[KubeconfigProblem]:
+    """Why Kueue would refuse a worker's kubeconfig given as text (YAML or JSON, the Secret's ``kubeconfig``):
+    :func:`aiperf_kueue.upstream.kueue_kubeconfig.kubeconfig_problems`, after reading it within the bounds a
+    stack file is read with (size, nesting, aliases). A problem never quotes the text: it is a credential."""
+    if not isinstance(text, str):
+        return [KubeconfigProblem("kubeconfig", "is not text")]
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > limits.MAX_FILE_BYTES:
+        return [KubeconfigProblem("kubeconfig", f"is more than {limits.MAX_FILE_BYTES:,} bytes")]
+    try:
+        doc = parse_yaml_document(data, "kubeconfig")
+    except ConfigError:
+        # The reader's own messages may quote the text; only that it failed is said.
+        return [KubeconfigProblem("kubeconfig", "is not YAML or JSON read within bounds (syntax, nesting, aliases)")]
+    return kubeconfig_problems(doc)
+
+
+def kubeconfig_refusal(text: object, where: str) -> str | None:
+    """One line saying why Kueue would refuse the kubeconfig ``text`` set at ``where`` (the stack file and the
+    config key), naming each place in it; None if Kueue would take it. Never quotes the text."""
+    problems = kubeconfig_text_problems(text)
+    if not problems:
+        return None
+    return line(
+        f"{where}: Kueue would mark this worker's MultiKueueCluster inactive (reason {REASON}) and dispatch "
+        f"nothing to it: {'; '.join(map(str, problems))}"
+    )
