@@ -108,6 +108,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
     head_resources = head.resources
     base_data = base.data if base is not None else {}
     rows = [r for key in QUOTA_FIELDS for r in quota_rows(base_data, head.data, key)]
+    pools = tuple(pool_rows(base_data, head.data))
     base_warnings = list(base_data.get("warnings") or [])
     head_warnings = list(head.data.get("warnings") or [])
     if base is not None:
@@ -144,7 +145,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
                 f" every secret as `{LEGACY_SECRET}` (planned by code from before secrets had fingerprints): "
                 "secrets compare as equal here; `pulumi preview` shows a change inside one.",
             )
-        notes = (*notes, *_kueue_boundary(base_data, head.data), *shrinking_pools(base_data, head.data))
+        notes = (*notes, *_kueue_boundary(base_data, head.data), *shrinking_pools(pools, base_data, head.data))
     changes = tuple(resource_changes(base_resources, head_resources))
     notes = (
         *notes,
@@ -160,7 +161,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
         changes=changes,
         destructive=tuple(destructive_changes(changes, base_data if base is not None else None, head.data)),
         quotas=tuple(r for r in rows if r.old != r.new or r.share_old != r.share_new),
-        pools=tuple(pool_rows(base_data, head.data)),
+        pools=pools,
         hierarchy=hierarchy(head.resources),
         new_warnings=tuple(w for w in head_warnings if w not in base_warnings),
         resolved_warnings=tuple(w for w in base_warnings if w not in head_warnings) if base is not None else (),

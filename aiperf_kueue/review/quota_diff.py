@@ -7,6 +7,7 @@ ClusterQueues are handed against what the pool has.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -169,8 +170,8 @@ def pool_rows(base: dict[str, Any], head: dict[str, Any]) -> list[PoolRow]:
     ]
 
 
-def shrinking_pools(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
-    """A note per pool whose total of some resource falls, or that goes, BASE → HEAD.
+def shrinking_pools(rows: Iterable[PoolRow], base: dict[str, Any], head: dict[str, Any]) -> list[str]:
+    """A note per pool whose total of some resource falls, or that goes, BASE → HEAD (ROWS: :func:`pool_rows`).
 
     Kueue evicts nothing when a ClusterQueue's quota falls below what it admitted: a quota-only review reads a
     shrink as harmless. But the nodes go, and pod GC deletes the pods that ran there; AIPerf 0.13.0's controller
@@ -178,10 +179,15 @@ def shrinking_pools(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
     fails with it (proven by the ``capacity-grows`` e2e scenario).
     """
     base_pools, head_pools = base.get("pools") or {}, head.get("pools") or {}
-    notes = []
-    for pool, totals in base_pools.items():
-        if not isinstance(totals, dict):
+    fallen: dict[str, list[str]] = {}
+    for row in rows:
+        if row.pool not in base_pools or row.total_old is None:
             continue
+        old, new = _amount(row.resource, row.total_old), _amount(row.resource, row.total_new)
+        if old is not None and new is not None and new < old:
+            fallen.setdefault(row.pool, []).append(f"{row.resource} {row.total_old} → {row.total_new or 0}")
+    notes = []
+    for pool, falls in fallen.items():
         queues = sorted(cq for cq, flavors in (base.get("quotas") or {}).items() if pool in (flavors or {}))
         hold = (
             f"hold its ClusterQueues ({', '.join(f'`{q}`' for q in queues)}) with `stopPolicy: Hold` and let the "
@@ -194,16 +200,9 @@ def shrinking_pools(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
                 f"Pool `{pool}` goes: Kueue evicts nothing when quota falls, but a benchmark with a pod on one of "
                 f"its nodes fails with the node (AIPerf's controller Job has backoffLimit 0); {hold}."
             )
-            continue
-        fallen = []
-        for res, old in totals.items():
-            new = (head_pools.get(pool) or {}).get(res)
-            a, b = _amount(res, _text(old)), _amount(res, _text(new))
-            if a is not None and b is not None and b < a:
-                fallen.append(f"{res} {old} → {new if new is not None else 0}")
-        if fallen:
+        else:
             notes.append(
-                f"Pool `{pool}` shrinks ({', '.join(fallen)}): Kueue evicts nothing when quota falls, but a "
+                f"Pool `{pool}` shrinks ({', '.join(falls)}): Kueue evicts nothing when quota falls, but a "
                 "benchmark with a pod on a removed node fails with it (AIPerf's controller Job has backoffLimit 0); "
                 f"{hold}."
             )
