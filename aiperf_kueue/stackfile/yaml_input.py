@@ -369,8 +369,9 @@ def read_stack_document(path: Path, source: str | None = None) -> StackDocument:
     return parse_stack_document(data, source)
 
 
-def parse_stack_document(data: bytes, source: str) -> StackDocument:
-    """A stack file's bytes as Pulumi reads them; :class:`ConfigError` for every problem."""
+def _read(data: bytes, source: str) -> tuple[Any, _Reader]:
+    """The YAML document in DATA, bounded (aliases, depth, size), and the reader that read it (to add problems);
+    :class:`ConfigError` naming SOURCE for every problem."""
     data = data.removeprefix(b"\xef\xbb\xbf")  # Pulumi strips a UTF-8 byte order mark
     try:
         text = data.decode("utf-8")
@@ -386,6 +387,12 @@ def parse_stack_document(data: bytes, source: str) -> StackDocument:
         raise ConfigError(source, [Problem("", f"nested more than {limits.MAX_DEPTH} levels deep")]) from None
     if reader.problems:
         raise ConfigError(source, reader.problems)
+    return document, reader
+
+
+def parse_stack_document(data: bytes, source: str) -> StackDocument:
+    """A stack file's bytes as Pulumi reads them; :class:`ConfigError` for every problem."""
+    document, reader = _read(data, source)
     for where, problem in _pulumi_problems(document, ()):
         # A number JSON cannot hold fails Pulumi only where it reads values: in the config.
         if where[:1] == ("config",) or "multi-line" in problem:
@@ -399,21 +406,7 @@ def parse_stack_document(data: bytes, source: str) -> StackDocument:
 def parse_yaml_document(data: bytes, source: str) -> Any:
     """Any YAML document (``kubectl get nodes -o yaml``), read with the same bounds as a stack file
     (aliases, depth, size); :class:`ConfigError` naming ``source`` for every problem."""
-    try:
-        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(source, [Problem("", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]) from None
-    reader = _Reader(source)
-    try:
-        root = reader.compose(text)
-        document = reader.decode(root, (), 0) if root is not None else None
-    except _StopError:
-        raise ConfigError(source, reader.problems) from None
-    except RecursionError:
-        raise ConfigError(source, [Problem("", f"nested more than {limits.MAX_DEPTH} levels deep")]) from None
-    if reader.problems:
-        raise ConfigError(source, reader.problems)
-    return document
+    return _read(data, source)[0]
 
 
 def _config_section(document: Any, reader: _Reader) -> dict[str, Any]:
