@@ -22,31 +22,26 @@ first is deleted the second is admitted, the new JobSet controller unsuspends it
 
 from __future__ import annotations
 
-import copy
 import time
-from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import module_dir
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, ClusterFactory, Report
-from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
-from tests.e2e.test_engine_upgrade import ONE_POD_RUNNING, STACK, _steps
+from tests.e2e.engine import EngineRun, e2e_config, engine_run
+from tests.e2e.test_engine_upgrade import STACK
 from tests.e2e.upgrade_load import (
+    ADMITTED,
     NAMESPACE,
-    NODE,
-    NOT_EVICTED,
-    admission,
-    evictions,
-    jobset,
+    ONE_POD_RUNNING,
+    assert_kept,
+    deletes_and_replaces,
     jobset_status,
     owned,
-    pending_reason,
-    pods,
-    running_on,
-    wait_for,
-    workloads,
+    pinned,
+    require_binary,
+    second_runs_once_first_leaves,
+    start_load,
+    steps_of,
 )
-from tests.support import missing_input
 
 OLD = BUILD.JOBSET_OLD
 OLD_MODULE = f"sigs.k8s.io/jobset@{OLD}"
@@ -88,27 +83,13 @@ def _uids(run: EngineRun) -> dict[str, str]:
     return out
 
 
-def _jobset_config(config: dict[str, Any], module: str, version: str) -> dict[str, Any]:
-    out = copy.deepcopy(config)
-    out[f"{PROJECT}:jobset"] = {
-        **(out.get(f"{PROJECT}:jobset") or {}),
-        "version": version,
-        "chart": str(module_dir(module) / "charts" / "jobset"),
-    }
-    return out
-
-
 def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
     new_cluster: ClusterFactory, binaries: dict[str, str], report: Report
 ) -> None:
-    if not Path(binaries.get(f"jobset-{OLD}", "")).is_file():
-        missing_input(
-            f"no jobset-{OLD} binary in the e2e manifest: build it with `python3 e2e/build.py --manifest "
-            "out/e2e/binaries.json` (the upgrade e2e runs the JobSet version the stack pins)"
-        )
+    require_binary(binaries, f"jobset-{OLD}", "JobSet")
     cluster = new_cluster("engine-jobset-upgrade", controllers=False, living=True)
     base = e2e_config(STACK, KUEUE_MODULE, JOBSET_MODULE)
-    old = _jobset_config(base, OLD_MODULE, "0.11.1")
+    old = pinned(base, "jobset", OLD_MODULE, "0.11.1")
     with engine_run("dev", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, old, living=True) as run:
         assert run.up().summary.result == "succeeded"
         controller = run.controllers.by_name("jobset")
@@ -121,37 +102,14 @@ def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
         ]
         assert "jobset-chart:jobsets.jobset.x-k8s.io" in crd_protected
 
-        run.cluster.apply([jobset("first")])
-        wait_for(
+        before_wl, first_pod = start_load(
+            run.cluster,
             "the first JobSet admitted, its Job unsuspended by JobSet 0.11.1 and its pod Running on the fleet",
-            lambda: (
-                admission(workloads(run.cluster).get("first", {}))
-                and _suspended(run)["jobs"].get("first") is False
-                and running_on(NODE, pods(run.cluster).get("first", []))
-                # the Job controller counts the pod ready, then JobSet its Job
-                and jobset_status(run.cluster, "first") == ONE_POD_RUNNING
-            ),
+            also=lambda: _suspended(run)["jobs"].get("first") is False,
         )
-        run.cluster.apply([jobset("second")])
-        wait_for(
-            "the second JobSet's Workload to wait for quota",
-            lambda: pending_reason(workloads(run.cluster).get("second", {})),
-        )
-        before_wl = workloads(run.cluster)
-        admitted = admission(before_wl["first"])
-        assert admitted == {
-            "clusterQueue": "benchmarks",
-            "podSets": [{"name": "bench", "flavors": {"cpu": "default", "memory": "default"}, "count": 1}],
-        }
-        assert pending_reason(before_wl["second"]) == "Pending"
         # JobSet makes the Jobs of a suspended JobSet suspended: Kueue's admission unsuspends the JobSet, and JobSet
         # its Job.
         assert _suspended(run) == ONE_RUNS_ONE_WAITS
-        before_pods = pods(run.cluster)
-        (first_pod,) = before_pods["first"]
-        assert (first_pod["node"], first_pod["phase"], first_pod["restarts"]) == ("default-0", "Running", 0)
-        assert "second" not in before_pods  # its Job is suspended: no pod
-        assert jobset_status(run.cluster, "first") == ONE_POD_RUNNING
         before = _uids(run)
         assert sorted(k.rsplit("/", 1)[0] + "/" for k in before) == [
             "ClusterQueue//",
@@ -166,12 +124,12 @@ def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
         ]
 
         # The upgrade: the stack file now pins JobSet 0.12.0 (its chart from the 0.12.0 module zip).
-        run.set_config(_jobset_config(run.config, JOBSET_MODULE, "0.12.0"))
+        run.set_config(pinned(run.config, "jobset", JOBSET_MODULE, "0.12.0"))
         started = time.monotonic()
         up = run.up()
         up_s = round(time.monotonic() - started, 1)
         assert up.summary.result == "succeeded"
-        steps = {t.split(":", 1)[1]: dict(c) for t, c in sorted(_steps(run).items())}
+        steps = {t.split(":", 1)[1]: dict(c) for t, c in sorted(steps_of(run.events).items())}
         # The chart's objects updated in place, the JobSet CRD among them (protected: never replaced); 0.12.0
         # reorganised its RBAC, so its new roles are created and 0.11.1's controller Role and RoleBinding deleted;
         # nothing of Kueue's and no queue is touched, nor the readiness gate (only an update step of the Python dynamic
@@ -197,13 +155,7 @@ def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
             if e["op"] == "update" and e["type"] == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
         )
         assert updated == ["jobset-chart:jobsets.jobset.x-k8s.io"]
-        destructive = sorted(
-            {
-                f"{e['type'].rsplit(':', 1)[1]} {e['urn'].rsplit('::', 1)[1]} {e['op']}"
-                for e in run.events
-                if e["op"] in ("delete", "replace", "delete-replaced")
-            }
-        )
+        destructive = deletes_and_replaces(run.events)
         report.checks["upgrade: jobset 0.11.1 -> 0.12.0, deletes and replaces"] = destructive
         # Only RBAC, which holds no state: the controller's Role and RoleBinding of 0.11.1, which 0.12.0 splits into
         # its leader-election and manager-secrets ones.
@@ -219,38 +171,21 @@ def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
 
         after = _uids(run)
         assert after == before  # the same JobSets, Workloads, Job, queues and CRD: nothing deleted and re-created
-        after_wl = workloads(run.cluster)
-        assert admission(after_wl["first"]) == admitted
-        # Kept, not taken back and given again: never evicted or preempted, the same pod Running on the same node,
-        # the JobSet never restarted by the new controller.
-        assert evictions(after_wl["first"]) == NOT_EVICTED
-        # The same pod (a phase never goes back to Running, and kwok counts container restarts).
-        assert pods(run.cluster)["first"] == [first_pod]
-        assert jobset_status(run.cluster, "first") == ONE_POD_RUNNING
-        assert pending_reason(after_wl["second"]) == "Pending"
+        # Kept by the new controller too: its JobSet never restarted, the second's Job still suspended.
+        assert_kept(run.cluster, first_pod)
         assert _suspended(run) == ONE_RUNS_ONE_WAITS
-        assert "second" not in pods(run.cluster)
 
         # The pending one is admitted once the first one leaves, the new JobSet controller unsuspends its Job, and its
         # pod runs where the first's did.
-        run.cluster.kubectl("delete", "jobset", "first", "-n", NAMESPACE, "--wait=false")
-        wait_for(
+        final = second_runs_once_first_leaves(
+            run.cluster,
             "the second JobSet admitted after the upgrade, its Job unsuspended by JobSet 0.12.0 and its pod Running",
-            lambda: (
-                "first" not in workloads(run.cluster)
-                and admission(workloads(run.cluster).get("second", {}))
-                and _suspended(run)["jobs"].get("second") is False
-                and running_on(NODE, pods(run.cluster).get("second", []))
+            also=lambda: (
+                _suspended(run)["jobs"].get("second") is False
                 and jobset_status(run.cluster, "second") == ONE_POD_RUNNING
             ),
         )
-        final = workloads(run.cluster)
-        assert admission(final["second"]) == admitted
-        assert evictions(final["second"]) == NOT_EVICTED
         assert final["second"]["metadata"]["uid"] == before_wl["second"]["metadata"]["uid"]
-        assert [(p["node"], p["phase"], p["restarts"]) for p in pods(run.cluster)["second"]] == [
-            ("default-0", "Running", 0)
-        ]
         assert jobset_status(run.cluster, "second") == ONE_POD_RUNNING
 
         clean = run.preview(expect_no_changes=True)
@@ -258,7 +193,7 @@ def test_jobset_upgrade_keeps_jobsets_workloads_admissions_and_running_pods(
         report.checks["upgrade: jobset 0.11.1 -> 0.12.0"] = (
             f"up in {up_s} s; engine steps {steps}; UIDs kept {sum(1 for k, v in before.items() if after.get(k) == v)}"
             f" of {len(before)} (JobSets, their Workloads and Jobs, queues, JobSet CRD); admitted Workload kept "
-            f"{admitted}, never evicted, its pod {first_pod['uid']} still Running on {first_pod['node']}, JobSet "
+            f"{ADMITTED}, never evicted, its pod {first_pod['uid']} still Running on {first_pod['node']}, JobSet "
             f"restarts 0; pending one admitted after the first was deleted, its Job unsuspended by JobSet 0.12.0 and "
             f"its pod Running; then "
             f"{clean.change_summary}"

@@ -19,42 +19,28 @@ JobSet never restarted; once the first is deleted, the new Kueue admits the seco
 
 from __future__ import annotations
 
-import copy
 import time
-from collections import Counter
-from pathlib import Path
-from typing import Any
 
 from aiperf_kueue.providers.kueue_wait import FIELD_MANAGER
-from tests.e2e.cluster import module_dir
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, ROOT, ClusterFactory, Report
-from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
+from tests.e2e.engine import EngineRun, e2e_config, engine_run
 from tests.e2e.upgrade_load import (
+    ADMITTED,
     NAMESPACE,
-    NODE,
-    NOT_EVICTED,
-    admission,
-    evictions,
-    jobset,
-    jobset_status,
-    pending_reason,
-    pods,
-    running_on,
-    wait_for,
-    workloads,
+    assert_kept,
+    deletes_and_replaces,
+    pinned,
+    require_binary,
+    second_runs_once_first_leaves,
+    start_load,
+    steps_of,
 )
-from tests.support import missing_input
 
 STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
 OLD = BUILD.KUEUE_OLD
 OLD_MODULE = f"sigs.k8s.io/kueue@{OLD}"
 #: Kueue's objects the stack declares, and the Workloads of the submitted JobSets.
 KINDS = ("resourceflavors", "clusterqueues", "localqueues", "workloads")
-#: The first JobSet's status while its one pod runs: never restarted, its Job active and ready.
-ONE_POD_RUNNING = {
-    "restarts": 0,
-    "replicatedJobsStatus": [{"name": "bench", "active": 1, "ready": 1, "succeeded": 0, "failed": 0, "suspended": 0}],
-}
 
 
 def _uids(run: EngineRun) -> dict[str, str]:
@@ -67,37 +53,13 @@ def _uids(run: EngineRun) -> dict[str, str]:
     return out
 
 
-def _steps(run: EngineRun) -> dict[str, Counter[str]]:
-    """Engine steps of the last ``up`` per resource type: ``{type: Counter(op)}`` (``same`` left out)."""
-    out: dict[str, Counter[str]] = {}
-    for event in run.events:
-        if event["op"] not in ("outputs", "same", "read", "refresh"):
-            out.setdefault(event["type"], Counter())[event["op"]] += 1
-    return out
-
-
-def _version_config(config: dict[str, Any], module: str, version: str) -> dict[str, Any]:
-    out = copy.deepcopy(config)
-    out[f"{PROJECT}:kueue"] = {
-        **out[f"{PROJECT}:kueue"],
-        "version": version,
-        "apiVersion": "auto",
-        "chart": str(module_dir(module) / "charts" / "kueue"),
-    }
-    return out
-
-
 def test_kueue_upgrade_keeps_queues_workloads_admissions_and_running_pods(
     new_cluster: ClusterFactory, binaries: dict[str, str], report: Report
 ) -> None:
-    if not Path(binaries.get(f"kueue-{OLD}", "")).is_file():
-        missing_input(
-            f"no kueue-{OLD} binary in the e2e manifest: build it with `python3 e2e/build.py --manifest "
-            "out/e2e/binaries.json` (the upgrade e2e runs the Kueue version the stack pins)"
-        )
+    require_binary(binaries, f"kueue-{OLD}", "Kueue")
     cluster = new_cluster("engine-upgrade", controllers=False, living=True)
     base = e2e_config(STACK, KUEUE_MODULE, JOBSET_MODULE)
-    old = _version_config(base, OLD_MODULE, "0.15.0")
+    old = pinned(base, "kueue", OLD_MODULE, "0.15.0", apiVersion="auto")
     with engine_run("dev", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, old, living=True) as run:
         assert run.up().summary.result == "succeeded"
         kueue = run.controllers.by_name("kueue")
@@ -111,34 +73,9 @@ def test_kueue_upgrade_keeps_queues_workloads_admissions_and_running_pods(
         cq = run.cluster.get_json("clusterqueues.kueue.x-k8s.io", "benchmarks")
         assert cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0] == {"name": "cpu", "nominalQuota": "7200m"}
 
-        run.cluster.apply([jobset("first")])
-        wait_for(
-            "the first JobSet admitted by Kueue 0.15.0 and its pod Running on the fleet",
-            lambda: (
-                admission(workloads(run.cluster).get("first", {}))
-                and running_on(NODE, pods(run.cluster).get("first", []))
-                # the Job controller counts the pod ready, then JobSet its Job
-                and jobset_status(run.cluster, "first") == ONE_POD_RUNNING
-            ),
+        before_wl, first_pod = start_load(
+            run.cluster, "the first JobSet admitted by Kueue 0.15.0 and its pod Running on the fleet"
         )
-        run.cluster.apply([jobset("second")])
-        wait_for(
-            "the second JobSet's Workload to wait for quota",
-            lambda: pending_reason(workloads(run.cluster).get("second", {})),
-        )
-        before_wl = workloads(run.cluster)
-        admitted = admission(before_wl["first"])
-        assert admitted == {
-            "clusterQueue": "benchmarks",
-            "podSets": [{"name": "bench", "flavors": {"cpu": "default", "memory": "default"}, "count": 1}],
-        }
-        assert admission(before_wl["second"]) is None
-        assert pending_reason(before_wl["second"]) == "Pending"
-        before_pods = pods(run.cluster)
-        (first_pod,) = before_pods["first"]
-        assert (first_pod["node"], first_pod["phase"], first_pod["restarts"]) == ("default-0", "Running", 0)
-        assert "second" not in before_pods  # its Job is suspended: no pod
-        assert jobset_status(run.cluster, "first") == ONE_POD_RUNNING
         before = _uids(run)
         assert sorted(k.rsplit("/", 1)[0] + "/" for k in before) == [
             "ClusterQueue//",
@@ -149,25 +86,19 @@ def test_kueue_upgrade_keeps_queues_workloads_admissions_and_running_pods(
         ]
 
         # The upgrade: the stack file now pins 0.19.2 (its chart from the 0.19.2 module zip).
-        run.set_config(_version_config(run.config, KUEUE_MODULE, "0.19.2"))
+        run.set_config(pinned(run.config, "kueue", KUEUE_MODULE, "0.19.2", apiVersion="auto"))
         started = time.monotonic()
         up = run.up()
         up_s = round(time.monotonic() - started, 1)
         assert up.summary.result == "succeeded"
-        steps = _steps(run)
+        steps = steps_of(run.events)
         kueue_steps = {t: dict(c) for t, c in steps.items() if t.startswith("kubernetes:kueue.x-k8s.io/")}
         assert kueue_steps == {
             "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue": {"update": 1},
             "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue": {"update": 1},
             "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor": {"update": 1},
         }
-        destructive = sorted(
-            {
-                f"{e['type'].rsplit(':', 1)[1]} {e['urn'].rsplit('::', 1)[1]} {e['op']}"
-                for e in run.events
-                if e["op"] in ("delete", "replace", "delete-replaced")
-            }
-        )
+        destructive = deletes_and_replaces(run.events)
         report.checks["upgrade: kueue 0.15.0 -> 0.19.2, deletes and replaces"] = destructive
         # Only what holds no state: Kueue's manager config (its data changes: pulumi-kubernetes replaces such a
         # ConfigMap) and the readiness gate (replaced on purpose, to wait for the new Kueue).
@@ -200,43 +131,22 @@ def test_kueue_upgrade_keeps_queues_workloads_admissions_and_running_pods(
         )
         after = _uids(run)
         assert after == before  # the same queues and Workloads: nothing deleted and re-created
-        after_wl = workloads(run.cluster)
-        assert admission(after_wl["first"]) == admitted
-        # Kept, not taken back and given again: never evicted or preempted, the same pod Running on the same node,
-        # the JobSet never restarted.
-        assert evictions(after_wl["first"]) == NOT_EVICTED
-        # The same pod (a phase never goes back to Running, and kwok counts container restarts).
-        assert pods(run.cluster)["first"] == [first_pod]
-        assert jobset_status(run.cluster, "first") == ONE_POD_RUNNING
-        assert pending_reason(after_wl["second"]) == "Pending"
-        assert "second" not in pods(run.cluster)
+        assert_kept(run.cluster, first_pod)
 
         # The pending one is admitted by the new Kueue once the first one leaves, and its pod runs where the first's
         # did.
-        run.cluster.kubectl("delete", "jobset", "first", "-n", NAMESPACE, "--wait=false")
-        wait_for(
-            "the second JobSet admitted by Kueue 0.19.2 after the upgrade and its pod Running",
-            lambda: (
-                "first" not in workloads(run.cluster)
-                and admission(workloads(run.cluster).get("second", {}))
-                and running_on(NODE, pods(run.cluster).get("second", []))
-            ),
+        final = second_runs_once_first_leaves(
+            run.cluster, "the second JobSet admitted by Kueue 0.19.2 after the upgrade and its pod Running"
         )
-        final = workloads(run.cluster)
-        assert admission(final["second"]) == admitted
-        assert evictions(final["second"]) == NOT_EVICTED
         second = before_wl["second"]["metadata"]
         assert final["second"]["metadata"]["uid"] == before[f"Workload/{NAMESPACE}/{second['name']}"]
-        assert [(p["node"], p["phase"], p["restarts"]) for p in pods(run.cluster)["second"]] == [
-            ("default-0", "Running", 0)
-        ]
 
         clean = run.preview(expect_no_changes=True)
         assert run.controllers.errors == []
         report.checks["upgrade: kueue 0.15.0 -> 0.19.2"] = (
             f"up in {up_s} s; engine steps { ({t.split(':', 1)[1]: dict(c) for t, c in sorted(steps.items())}) }; "
             f"UIDs kept {sum(1 for k, v in before.items() if after.get(k) == v)} of {len(before)}; admitted Workload "
-            f"kept {admitted}, never evicted, its pod {first_pod['uid']} still Running on {first_pod['node']}, "
+            f"kept {ADMITTED}, never evicted, its pod {first_pod['uid']} still Running on {first_pod['node']}, "
             f"JobSet restarts 0; pending one admitted after the first was deleted, its pod Running; then "
             f"{clean.change_summary}"
         )

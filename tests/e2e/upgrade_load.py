@@ -8,11 +8,16 @@ the fleet's node and Running (kwok), and the second waits for quota with its Job
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import LocalCluster, _deadline_loop
+from tests.e2e.cluster import LocalCluster, _deadline_loop, module_dir
+from tests.e2e.engine import PROJECT
 from tests.e2e.living import pods_by_jobset
+from tests.support import missing_input
 
 NAMESPACE = "aiperf-benchmarks"
 QUEUE = "aiperf-queue"
@@ -157,3 +162,125 @@ def wait_for(what: str, check: Callable[[], object], timeout: float = 180) -> No
     for _ in _deadline_loop(what, timeout, interval=2):
         if check():
             return
+
+
+#: The first JobSet's status while its one pod runs: never restarted, its Job active and ready.
+ONE_POD_RUNNING = {
+    "restarts": 0,
+    "replicatedJobsStatus": [{"name": "bench", "active": 1, "ready": 1, "succeeded": 0, "failed": 0, "suspended": 0}],
+}
+#: The first JobSet's admission, before and after either upgrade.
+ADMITTED = {
+    "clusterQueue": "benchmarks",
+    "podSets": [{"name": "bench", "flavors": {"cpu": "default", "memory": "default"}, "count": 1}],
+}
+
+
+def pinned(config: dict[str, Any], key: str, module: str, version: str, **extra: str) -> dict[str, Any]:
+    """CONFIG with the ``<project>:<key>`` install (``kueue`` or ``jobset``) pinned to VERSION, its chart from
+    that release's module zip (``charts/<key>`` of MODULE), and EXTRA settings."""
+    out = copy.deepcopy(config)
+    out[f"{PROJECT}:{key}"] = {
+        **(out.get(f"{PROJECT}:{key}") or {}),
+        "version": version,
+        **extra,
+        "chart": str(module_dir(module) / "charts" / key),
+    }
+    return out
+
+
+def require_binary(binaries: dict[str, str], name: str, what: str) -> None:
+    """Fail (under ``CI=true``) or skip when the e2e manifest has no NAME binary (the old release of WHAT)."""
+    if not Path(binaries.get(name, "")).is_file():
+        missing_input(
+            f"no {name} binary in the e2e manifest: build it with `python3 e2e/build.py --manifest "
+            f"out/e2e/binaries.json` (the upgrade e2e runs the {what} version the stack pins)"
+        )
+
+
+def steps_of(events: Iterable[Mapping[str, Any]]) -> dict[str, Counter[str]]:
+    """Engine steps of the last ``up`` per resource type: ``{type: Counter(op)}`` (``same`` left out)."""
+    out: dict[str, Counter[str]] = {}
+    for event in events:
+        if event["op"] not in ("outputs", "same", "read", "refresh"):
+            out.setdefault(event["type"], Counter())[event["op"]] += 1
+    return out
+
+
+def deletes_and_replaces(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    """``<kind> <name> <op>`` of every delete and replace step of the last ``up``, sorted."""
+    return sorted(
+        {
+            f"{e['type'].rsplit(':', 1)[1]} {e['urn'].rsplit('::', 1)[1]} {e['op']}"
+            for e in events
+            if e["op"] in ("delete", "replace", "delete-replaced")
+        }
+    )
+
+
+def start_load(
+    cluster: LocalCluster, what: str, also: Callable[[], bool] = lambda: True
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Submit the load before the upgrade and check it: the first JobSet admitted (:data:`ADMITTED`; WHAT names the
+    wait, ALSO must hold too), its one pod Running on :data:`NODE`, its JobSet :data:`ONE_POD_RUNNING`; then the second,
+    pending, with no pod. Returns the Workloads and the first's pod."""
+    cluster.apply([jobset("first")])
+    wait_for(
+        what,
+        lambda: (
+            admission(workloads(cluster).get("first", {}))
+            and also()
+            and running_on(NODE, pods(cluster).get("first", []))
+            # the Job controller counts the pod ready, then JobSet its Job
+            and jobset_status(cluster, "first") == ONE_POD_RUNNING
+        ),
+    )
+    cluster.apply([jobset("second")])
+    wait_for(
+        "the second JobSet's Workload to wait for quota", lambda: pending_reason(workloads(cluster).get("second", {}))
+    )
+    before_wl = workloads(cluster)
+    assert admission(before_wl["first"]) == ADMITTED
+    assert admission(before_wl["second"]) is None
+    assert pending_reason(before_wl["second"]) == "Pending"
+    before_pods = pods(cluster)
+    (first_pod,) = before_pods["first"]
+    assert (first_pod["node"], first_pod["phase"], first_pod["restarts"]) == (NODE, "Running", 0)
+    assert "second" not in before_pods  # its Job is suspended: no pod
+    assert jobset_status(cluster, "first") == ONE_POD_RUNNING
+    return before_wl, first_pod
+
+
+def assert_kept(cluster: LocalCluster, first_pod: dict[str, Any]) -> None:
+    """After the upgrade: the first kept, not taken back and given again (its admission, never evicted or
+    preempted, the same pod Running on the same node, its JobSet never restarted); the second still pending."""
+    after_wl = workloads(cluster)
+    assert admission(after_wl["first"]) == ADMITTED
+    assert evictions(after_wl["first"]) == NOT_EVICTED
+    # The same pod (a phase never goes back to Running, and kwok counts container restarts).
+    assert pods(cluster)["first"] == [first_pod]
+    assert jobset_status(cluster, "first") == ONE_POD_RUNNING
+    assert pending_reason(after_wl["second"]) == "Pending"
+    assert "second" not in pods(cluster)
+
+
+def second_runs_once_first_leaves(
+    cluster: LocalCluster, what: str, also: Callable[[], bool] = lambda: True
+) -> dict[str, dict[str, Any]]:
+    """Delete the first JobSet and wait (WHAT names the wait) until the second is admitted, ALSO holds and its pod
+    Runs where the first's did; check it was admitted as the first was and never evicted. Returns the Workloads."""
+    cluster.kubectl("delete", "jobset", "first", "-n", NAMESPACE, "--wait=false")
+    wait_for(
+        what,
+        lambda: (
+            "first" not in workloads(cluster)
+            and admission(workloads(cluster).get("second", {}))
+            and also()
+            and running_on(NODE, pods(cluster).get("second", []))
+        ),
+    )
+    final = workloads(cluster)
+    assert admission(final["second"]) == ADMITTED
+    assert evictions(final["second"]) == NOT_EVICTED
+    assert [(p["node"], p["phase"], p["restarts"]) for p in pods(cluster)["second"]] == [(NODE, "Running", 0)]
+    return final
