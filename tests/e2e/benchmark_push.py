@@ -34,6 +34,8 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 
+from tests.e2e.living import Poller
+
 GROUP, VERSION, PLURAL = "aiperf.nvidia.com", "v1alpha1", "aiperfjobs"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -71,27 +73,22 @@ def next_push(job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> str 
     return None
 
 
-class ControllerPush:
+class ControllerPush(Poller):
     """Pushes ``subPhase: profiling`` for each AIPerfJob whose benchmark would now profile (see the module)."""
 
+    what = "controller push"
+
     def __init__(self, kubeconfig: Path) -> None:
+        super().__init__()
         self.kubeconfig = kubeconfig
         self._api = _client(kubeconfig)
         self._core = k8s.CoreV1Api(self._api)
         self._custom = k8s.CustomObjectsApi(self._api)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="controller-push", daemon=True)
-        self.errors: list[str] = []
         self.pushed: list[str] = []
         """``namespace/name: subPhase`` of each push, in order."""
 
-    def __enter__(self) -> ControllerPush:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
+    def close(self) -> None:
+        """Close the client."""
         self._api.close()
 
     def _push(self, namespace: str, name: str, service_account: str, sub_phase: str) -> None:
@@ -130,18 +127,6 @@ class ControllerPush:
                     "default",
                 )
                 self._push(meta["namespace"], meta["name"], account, push)
-
-    def _run(self) -> None:
-        failures = 0
-        while not self._stop.is_set():
-            try:
-                self.pass_once()
-                failures = 0
-            except Exception as exc:
-                failures += 1
-                if failures == 3:
-                    self.errors.append(f"controller push: 3 passes failed, last: {type(exc).__name__}: {exc}")
-            self._stop.wait(0.5)
 
 
 class PhaseWatch:

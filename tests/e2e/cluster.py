@@ -275,8 +275,11 @@ class LocalCluster:
         if proc.popen.poll() is not None:
             raise ClusterError(f"{proc.name} exited with {proc.popen.returncode}:\n{proc.tail()}")
 
-    def _wait_http(self, proc: Process, url: str, *, tls: bool, timeout: float = 90) -> None:
-        context = None
+    def _wait_http(
+        self, proc: Process, url: str, *, tls: bool, timeout: float = 90, context: ssl.SSLContext | None = None
+    ) -> None:
+        """Wait until URL answers 200 while PROC lives. ``tls``: over the cluster's CA and admin certificate;
+        otherwise CONTEXT (``None``: plain HTTP, or a server of its own certificate the caller's context accepts)."""
         if tls:
             assert self.pki is not None
             context = ssl.create_default_context(cafile=str(self.pki.ca_crt))

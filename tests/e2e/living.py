@@ -32,16 +32,14 @@ import datetime
 import json
 import ssl
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import yaml
 
 from aiperf_kueue.stackfile.loader import parse_config, read_stack
-from tests.e2e.cluster import ClusterError, LocalCluster, _deadline_loop, free_port, module_dir
+from tests.e2e.cluster import ClusterError, LocalCluster, free_port, module_dir
 from tests.e2e.nodes import ready_status
 
 KWOK_MODULE = "sigs.k8s.io/kwok@v0.8.0"
@@ -196,18 +194,10 @@ def kwok_stages(kwok_dir: Path) -> list[dict[str, Any]]:
 
 def _wait_https_unverified(cluster: LocalCluster, name: str, url: str, timeout: float = 90) -> None:
     """Wait for a self-signed HTTPS health endpoint (kube-scheduler makes its own serving certificate)."""
-    proc = cluster.processes[name]
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
-    for _ in _deadline_loop(f"{name} at {url}", timeout):
-        cluster._check_alive(proc)
-        try:
-            with urllib.request.urlopen(url, timeout=2, context=context) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError, ssl.SSLError):
-            continue
+    cluster._wait_http(cluster.processes[name], url, tls=False, timeout=timeout, context=context)
 
 
 def start_scheduler(cluster: LocalCluster) -> None:
@@ -267,23 +257,63 @@ def _parse_time(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-class RunTimes:
+class Poller:
+    """A background thread that calls :meth:`pass_once` every 0.5 s while the ``with`` block runs; three failed passes
+    in a row are one entry in :attr:`errors` (named by :attr:`what`), which the scenario reports."""
+
+    what = "poller"
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=self.what, daemon=True)
+        self.errors: list[str] = []
+
+    def pass_once(self) -> None:
+        """One pass; the subclass's work."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the subclass's clients once the thread has stopped."""
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        self.close()
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self.pass_once()
+                failures = 0
+            except Exception as exc:
+                failures += 1
+                if failures == 3:
+                    self.errors.append(f"{self.what}: 3 passes failed, last: {type(exc).__name__}: {exc}")
+            self._stop.wait(0.5)
+
+
+class RunTimes(Poller):
     """Gives each benchmark pod its fake run time: when a pod of a job with ``runSeconds`` is Running, it is annotated
     :data:`RUN_UNTIL` = its start + the job's seconds, and kwok's pod-complete Stage makes it Succeed then. The job
     of a pod is found through its JobSet: the AIPerfJob whose ``status.jobSetName`` it is, config name from the
     ``aiperf-kueue/job`` label."""
 
+    what = "run-time annotator"
+
     def __init__(self, cluster: LocalCluster, job_of_jobset: Callable[[], Mapping[tuple[str, str], str]]) -> None:
         from tests.e2e.kube import Kube
 
+        super().__init__()
         self.cluster = cluster
         self.seconds: dict[str, float] = {}
         self._job_of_jobset = job_of_jobset
         self._kube = Kube(cluster.kubeconfig)
-        self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="run-times", daemon=True)
-        self.errors: list[str] = []
         self.annotated: dict[str, str] = {}
 
     def set(self, seconds: Mapping[str, float]) -> None:
@@ -291,13 +321,8 @@ class RunTimes:
         with self._lock:
             self.seconds.update(seconds)
 
-    def __enter__(self) -> RunTimes:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
+    def close(self) -> None:
+        """Close the client."""
         self._kube.close()
 
     def pass_once(self) -> None:
@@ -323,18 +348,6 @@ class RunTimes:
                 meta.name, meta.namespace, {"metadata": {"annotations": {RUN_UNTIL: stamp}}}, _request_timeout=20
             )
             self.annotated[f"{meta.namespace}/{meta.name}"] = stamp
-
-    def _run(self) -> None:
-        failures = 0
-        while not self._stop.is_set():
-            try:
-                self.pass_once()
-                failures = 0
-            except Exception as exc:
-                failures += 1
-                if failures == 3:
-                    self.errors.append(f"run-time annotator: 3 passes failed, last: {type(exc).__name__}: {exc}")
-            self._stop.wait(0.5)
 
 
 def pods_by_jobset(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
