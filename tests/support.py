@@ -5,10 +5,12 @@ from __future__ import annotations
 import atexit
 import copy
 import functools
+import gc
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -40,6 +42,26 @@ ADDED_STACKS = write_added(STACKS, ADDED_DIR)
 #: The stacks the suite's stack checks are parametrized over: the committed ones, then the added ones.
 CHECKED_STACKS = [*COMMITTED_STACKS, *ADDED_STACKS]
 CHECKED_STACK_FILES = [*STACK_FILES, *(ADDED_DIR / f"Pulumi.{name}.yaml" for name in ADDED_STACKS)]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Run a block that builds ASTs (``ast.parse``, an import pytest rewrites) with the cyclic GC paused.
+
+    CPython 3.11 keeps one AST recursion counter per interpreter. A collection in the middle of such a
+    block can run a finalizer that parses too: asyncio logging "Future exception was never retrieved" for
+    the ``RunError`` of a Pulumi mock run formats its traceback, and 3.11's traceback parses the source line
+    for its carets. The outer call then fails with "SystemError: AST constructor recursion depth
+    mismatch" (seen once in CI). Collecting first runs those finalizers here, outside the block.
+    """
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def stack_file(stack: str) -> Path:

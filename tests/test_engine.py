@@ -14,7 +14,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from aiperf_kueue.cli import engine
-from tests.support import SECRET_MARK, SECRET_SIG
+from tests.support import SECRET_MARK, SECRET_SIG, gc_paused
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = {SECRET_SIG: SECRET_MARK}
@@ -152,7 +152,8 @@ def _private(name: str) -> bool:
 
 def private_names(path: Path) -> list[str]:
     """``module.name`` of every private name of a guarded distribution ``path`` imports or reads."""
-    tree = ast.parse(path.read_text(), str(path))
+    with gc_paused():
+        tree = ast.parse(path.read_text(), str(path))
     guarded_aliases: set[str] = set()
     found = []
     for node in ast.walk(tree):
@@ -189,7 +190,9 @@ def test_product_code_reaches_the_kubernetes_client_only_through_its_public_pack
     # Its loader's modules (kube_config, incluster_config) have no underscore, and are internals still.
     found = {}
     for path in _product_files():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        with gc_paused():
+            tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
             modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             modules += [a.name for a in node.names] if isinstance(node, ast.Import) else []
             inner = [m for m in modules if m.startswith("kubernetes.") and m not in KUBERNETES_PUBLIC]
