@@ -624,13 +624,113 @@ def test_a_clean_kubeconfig_passes(server: str) -> None:
 
 def test_over_plain_http_client_go_reads_no_credentials_so_kueue_checks_none() -> None:
     # validateRestConfig sees only what ClientConfig read, and it reads the user's credentials over TLS only.
-    doc = kubeconfig(cluster={"server": "http://10.0.0.1:8080"}, user={"token": None, "exec": {"command": "x"}})
+    plugin = {"command": "x-SECRET", "apiVersion": "client.authentication.k8s.io/v1", "interactiveMode": "Never"}
+    doc = kubeconfig(cluster={"server": "http://10.0.0.1:8080"}, user={"token": None, "exec": plugin})
     assert kubeconfig_lines(doc) == []
     # client-go's own check of the user still runs: two authentication methods.
     doc = kubeconfig(cluster={"server": "http://10.0.0.1:8080"}, user={"username": "SECRET"})
     assert kubeconfig_lines(doc) == [
         "users[0].user.token: a token and basic auth: client-go takes one authentication method"
     ]
+
+
+HTTP = {"server": "http://10.0.0.1:8080"}
+EXEC = "users[0].user.exec"
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        pytest.param(
+            kubeconfig(cluster=HTTP, user={"token": None, "exec": {"command": "x-SECRET"}}),
+            [
+                f"{EXEC}.apiVersion: is required for an exec plugin (e.g. client.authentication.k8s.io/v1)",
+                f"{EXEC}.interactiveMode: is required: one of Never, IfAvailable, Always",
+            ],
+            id="exec-command-only",
+        ),
+        pytest.param(
+            # v1beta1 defaults interactiveMode to IfAvailable; an env entry without a name is refused.
+            kubeconfig(
+                cluster=HTTP,
+                user={
+                    "token": None,
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "env": [{"name": "A", "value": "SECRET"}, {"value": "SECRET"}],
+                    },
+                },
+            ),
+            [
+                f"{EXEC}.command: is required: client-go runs no exec plugin without a command",
+                f"{EXEC}.env[1].name: is required for each exec env entry",
+            ],
+            id="exec-v1beta1-no-command",
+        ),
+        pytest.param(
+            kubeconfig(
+                cluster=HTTP,
+                user={
+                    "token": None,
+                    "exec": {
+                        "command": "x",
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "interactiveMode": "Sometimes-SECRET",
+                    },
+                },
+            ),
+            [f"{EXEC}.interactiveMode: must be one of Never, IfAvailable, Always"],
+            id="exec-bad-mode",
+        ),
+        pytest.param(
+            kubeconfig(
+                cluster=HTTP,
+                user={
+                    "token": None,
+                    "exec": {
+                        "command": ["SECRET"],
+                        "args": "SECRET",
+                        "env": {"A": "SECRET"},
+                        "provideClusterInfo": "yes",
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                    },
+                },
+            ),
+            [
+                f"{EXEC}.command: is not a string",
+                f"{EXEC}.provideClusterInfo: is not true or false",
+                f"{EXEC}.args: is not a list of strings",
+                f"{EXEC}.env: is not a list",
+                f"{EXEC}.command: is required: client-go runs no exec plugin without a command",
+            ],
+            id="exec-field-types",
+        ),
+        pytest.param(
+            kubeconfig(cluster={"proxy-url": "proxy-SECRET.corp:3128"}),
+            ["clusters[0].cluster.proxy-url: is not a URL with the scheme http, https or socks5"],
+            id="proxy-without-scheme",
+        ),
+        pytest.param(
+            kubeconfig(cluster={"proxy-url": "ftp://proxy-SECRET.corp"}),
+            ["clusters[0].cluster.proxy-url: is not a URL with the scheme http, https or socks5"],
+            id="proxy-ftp",
+        ),
+        pytest.param(
+            kubeconfig(cluster={"proxy-url": "http://[SECRET"}),
+            ["clusters[0].cluster.proxy-url: is not a URL with the scheme http, https or socks5"],
+            id="proxy-unparsable",
+        ),
+    ],
+)
+def test_client_gos_checks_of_exec_and_proxy_url_run_over_any_transport(doc: Any, expected: list[str]) -> None:
+    assert kubeconfig_lines(doc) == expected
+
+
+@pytest.mark.parametrize(
+    "proxy", ["http://proxy.corp:3128", "HTTPS://proxy.corp", "socks5://10.0.0.9:1080", "http://u:p%40ss@proxy:1"]
+)
+def test_a_proxy_url_client_go_takes_passes(proxy: str) -> None:
+    assert kubeconfig_lines(kubeconfig(cluster={"proxy-url": proxy})) == []
 
 
 @pytest.mark.parametrize(

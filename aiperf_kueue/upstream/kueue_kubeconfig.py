@@ -23,9 +23,14 @@ kubeconfig before it is applied. In Kueue's order:
 - over TLS (an ``https://`` server; client-go reads no credentials otherwise) the current user has no basic
   auth, no ``exec`` plugin (what GKE and EKS kubeconfigs use) and no ``auth-provider``.
 
-Go stops at the first failure; :func:`kubeconfig_problems` reports each one. Not ported, as Kueue would still
-refuse them for reasons this check does not name: the finer checks of an ``exec`` entry under a plain
-``http://`` server, and of ``proxy-url``.
+client-go's own checks of the current context run whatever the transport (``ConfirmUsable``), so they matter
+under a plain ``http://`` server too, where Kueue's own refusal of ``exec`` does not apply: an ``exec`` entry
+needs a ``command``, an ``apiVersion``, named ``env`` entries and an ``interactiveMode`` of ``Never``,
+``IfAvailable`` or ``Always`` (defaulted to ``IfAvailable`` for the ``v1alpha1`` and ``v1beta1`` exec APIs,
+``api/v1/defaults.go``); the current cluster's ``proxy-url`` must parse as a URL with the scheme ``http``,
+``https`` or ``socks5`` (``parseProxyURL``, ``helpers.go``).
+
+Go stops at the first failure; :func:`kubeconfig_problems` reports each one.
 
 A problem names the place in the kubeconfig (``users[0].user.tokenFile``) and never a value: a kubeconfig
 holds credentials, and even its names may say more than they should.
@@ -64,6 +69,14 @@ _CLUSTER_BYTES = ("certificate-authority-data",)
 _USER_STRINGS = ("client-certificate", "client-key", "token", "tokenFile", "as", "as-uid", "username", "password")
 _USER_BYTES = ("client-certificate-data", "client-key-data")
 _USER_MAPPINGS = ("auth-provider", "exec")
+#: ``ExecConfig``'s fields by kind of value (``api/v1/types.go``); ``args`` and ``env`` are lists.
+_EXEC_STRINGS = ("command", "apiVersion", "installHint", "interactiveMode")
+_EXEC_BOOLS = ("provideClusterInfo",)
+#: ``ExecInteractiveMode``'s values, and the exec APIs whose empty mode defaults to ``IfAvailable``.
+_INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
+_DEFAULT_INTERACTIVE = ("client.authentication.k8s.io/v1alpha1", "client.authentication.k8s.io/v1beta1")
+#: ``parseProxyURL``'s schemes.
+_PROXY_SCHEMES = ("http", "https", "socks5")
 _CONTEXT_STRINGS = ("cluster", "user", "namespace")
 
 
@@ -160,6 +173,11 @@ def _problems(doc: object) -> Iterator[KubeconfigProblem]:
     user = users.get(user_name)
     if user is not None:
         yield from _usable_user(user)
+    proxy = _text(cluster.body, "proxy-url") if cluster else ""
+    if cluster is not None and proxy:
+        url = _parse_url(proxy)
+        if url is None or url.scheme not in _PROXY_SCHEMES:
+            yield _at(cluster, "proxy-url", "is not a URL with the scheme http, https or socks5")
     server = _text(cluster.body, "server") if cluster else ""
     if cluster is None or not server:
         return
@@ -233,6 +251,36 @@ def _field_types(entry: _Entry, section: str) -> Iterator[KubeconfigProblem]:
     for key in mappings:
         if body.get(key) is not None and not isinstance(body[key], Mapping):
             yield _at(entry, key, "is not a mapping")
+    if isinstance(body.get("exec"), Mapping):
+        yield from _exec_types(_Entry(f"{entry.place}.exec", body["exec"]))
+
+
+def _exec_types(plugin: _Entry) -> Iterator[KubeconfigProblem]:
+    """Go's JSON decoding into ``ExecConfig``: strings, a bool, ``args`` a list of strings, ``env`` a list of
+    ``{name, value}`` string mappings."""
+    body = plugin.body
+    for key in _EXEC_STRINGS:
+        if body.get(key) is not None and not isinstance(body[key], str):
+            yield _at(plugin, key, "is not a string")
+    for key in _EXEC_BOOLS:
+        if body.get(key) is not None and not isinstance(body[key], bool):
+            yield _at(plugin, key, "is not true or false")
+    args = body.get("args")
+    if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        yield _at(plugin, "args", "is not a list of strings")
+    env = body.get("env")
+    if env is None:
+        return
+    if not isinstance(env, list):
+        yield _at(plugin, "env", "is not a list")
+        return
+    for index, var in enumerate(env):
+        if not isinstance(var, Mapping):
+            yield KubeconfigProblem(f"{plugin.place}.env[{index}]", "is not a mapping")
+            continue
+        for key in ("name", "value"):
+            if var.get(key) is not None and not isinstance(var[key], str):
+                yield KubeconfigProblem(f"{plugin.place}.env[{index}].{key}", "is not a string")
 
 
 def _usable_user(user: _Entry) -> Iterator[KubeconfigProblem]:
@@ -254,6 +302,27 @@ def _usable_user(user: _Entry) -> Iterator[KubeconfigProblem]:
         yield _at(user, "as", "is required with as-uid, as-groups or as-user-extra")
     if isinstance(body.get("exec"), Mapping) and isinstance(body.get("auth-provider"), Mapping):
         yield _at(user, "auth-provider", "with an exec plugin: client-go takes one of them")
+    if isinstance(body.get("exec"), Mapping):
+        yield from _usable_exec(_Entry(f"{user.place}.exec", body["exec"]))
+
+
+def _usable_exec(plugin: _Entry) -> Iterator[KubeconfigProblem]:
+    """client-go ``validateAuthInfo``'s checks of an ``exec`` entry, after ``SetDefaults_ExecConfig``."""
+    body = plugin.body
+    if not _text(body, "command"):
+        yield _at(plugin, "command", "is required: client-go runs no exec plugin without a command")
+    api_version = _text(body, "apiVersion")
+    if not api_version:
+        yield _at(plugin, "apiVersion", "is required for an exec plugin (e.g. client.authentication.k8s.io/v1)")
+    env = body.get("env")
+    for index, var in enumerate(env if isinstance(env, list) else []):
+        if isinstance(var, Mapping) and not _text(var, "name"):
+            yield KubeconfigProblem(f"{plugin.place}.env[{index}].name", "is required for each exec env entry")
+    mode = _text(body, "interactiveMode") or ("IfAvailable" if api_version in _DEFAULT_INTERACTIVE else "")
+    if not mode:
+        yield _at(plugin, "interactiveMode", "is required: one of Never, IfAvailable, Always")
+    elif mode not in _INTERACTIVE_MODES:
+        yield _at(plugin, "interactiveMode", "must be one of Never, IfAvailable, Always")
 
 
 def _at(entry: _Entry, key: str, message: str) -> KubeconfigProblem:

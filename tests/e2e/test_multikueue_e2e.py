@@ -9,8 +9,10 @@ worker's loopback API server and its CA as data. A JobSet that only the bigger w
 the manager: Kueue's webhook marks it ``managedBy: kueue.x-k8s.io/multikueue``, the manager admits it on the fleet's
 quota and MultiKueue dispatches it to that worker, whose own Kueue admits it.
 
-Not here: ``pulumi up`` of the three stacks (the objects are applied from the plans), an AIPerfJob (the JobSet is
-submitted directly), a worker stopped mid-run.
+Also here: the kubeconfigs only client-go's exec and proxy-url checks refuse, against the manager's Kueue.
+
+Not here: ``pulumi up`` of the three stacks (the objects are applied from the plans; the nightly
+``test_multikueue_engine.py`` runs it), an AIPerfJob (the JobSet is submitted directly, here and there).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from aiperf_kueue.upstream.kueue_kubeconfig import kubeconfig_problems
 from tests.e2e.cluster import LocalCluster
 from tests.e2e.conftest import OUT, ClusterFactory
 from tests.e2e.stackrun import apply_order, kueue_manager_config, object_of, plan_stack, ref
@@ -215,6 +218,65 @@ def test_the_manager_reaches_both_workers_and_its_queue_is_active(fleet: Fleet) 
         "ClusterQueue benchmarks Active",
         lambda: _condition(_get(manager, "clusterqueue", "benchmarks"), "Active") == "True",
     )
+
+
+def _variants(real: dict[str, Any], east: LocalCluster) -> dict[str, dict[str, Any]]:
+    """Kubeconfigs that only client-go's exec and proxy-url checks tell apart, each with a twin client-go takes:
+    an exec plugin over plain http (Kueue's own exec refusal is for TLS only), and a proxy of each scheme."""
+    plugin = {"command": "/bin/true", "apiVersion": "client.authentication.k8s.io/v1", "interactiveMode": "Never"}
+    over_http = json.loads(json.dumps(real))
+    over_http["clusters"][0]["cluster"]["server"] = f"http://127.0.0.1:{east.ports.apiserver}"
+    variants = {}
+    for name, user in (("exec-http-incomplete", {"exec": {"command": "/bin/true"}}), ("exec-http", {"exec": plugin})):
+        doc = json.loads(json.dumps(over_http))
+        doc["users"][0]["user"] = user
+        variants[name] = doc
+    # A loopback port nothing listens on: the good proxy leads nowhere, so that cluster fails to connect instead.
+    for name, proxy in (("proxy-ftp", "ftp://127.0.0.1:9"), ("proxy-socks5", "socks5://127.0.0.1:9")):
+        doc = json.loads(json.dumps(real))
+        doc["clusters"][0]["cluster"]["proxy-url"] = proxy
+        variants[name] = doc
+    return variants
+
+
+def test_kueue_refuses_exactly_the_exec_and_proxy_kubeconfigs_the_port_refuses(fleet: Fleet) -> None:
+    manager, east = fleet.clusters["manager"], fleet.clusters["east"]
+    real = yaml.safe_load(_worker_kubeconfig(east))
+    variants = _variants(real, east)
+    for name, doc in variants.items():
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"probe-{name}", "namespace": "kueue-system"},
+            "stringData": {"kubeconfig": yaml.safe_dump(doc)},
+        }
+        source = {"kubeConfig": {"location": f"probe-{name}", "locationType": "Secret"}}
+        cluster = {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "MultiKueueCluster",
+            "metadata": {"name": f"probe-{name}"},
+            "spec": {"clusterSource": source},
+        }
+        manager.apply([secret, cluster])
+
+    def reasons() -> dict[str, str] | None:
+        found = {}
+        for name in variants:
+            for cond in (_get(manager, "multikueuecluster", f"probe-{name}") or {}).get("status", {}).get(
+                "conditions"
+            ) or []:
+                if cond.get("type") == "Active":
+                    found[name] = f"{cond['status']}/{cond.get('reason')}"
+        return found if len(found) == len(variants) else None
+
+    seen = _wait("an Active condition on each probe MultiKueueCluster", reasons)
+    for name in variants:
+        manager.kubectl("delete", "multikueuecluster", f"probe-{name}", "--wait=false", check=False)
+        manager.kubectl("delete", "secret", f"probe-{name}", "-n", "kueue-system", "--wait=false", check=False)
+    refused = {name: reason.endswith("/InsecureKubeConfig") for name, reason in seen.items()}
+    predicted = {name: bool(kubeconfig_problems(doc)) for name, doc in variants.items()}
+    assert (refused, seen) == (predicted, seen)
+    assert refused == {"exec-http-incomplete": True, "exec-http": False, "proxy-ftp": True, "proxy-socks5": False}
 
 
 def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: Fleet) -> None:
