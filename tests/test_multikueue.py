@@ -115,6 +115,38 @@ def test_plan_shows_per_job_which_workers_could_run_it_and_on_which_flavor() -> 
     }
 
 
+#: What a worker receives of an AIPerfJob (the JobSet only), said once for the manager's jobs.
+DISPATCHED = (
+    "jobs ({names}): AIPerf 0.13.0 cannot run them through MultiKueue: its operator's preflight checks the "
+    "manager's own nodes and fails an AIPerfJob unless one of them fits its largest pod (Per-Node "
+    "Schedulability), and MultiKueue dispatches only the JobSet, without the ConfigMap <jobset>-config its "
+    "pods mount, so on a real worker they wait in ContainerCreating; submit what must run across the fleet as "
+    "plain JobSets, or run the AIPerfJobs from a stack of the cluster that runs them (not a MultiKueue worker: "
+    "its stack takes no jobs)"
+)
+
+
+def test_the_managers_jobs_are_warned_that_a_worker_gets_their_jobset_only(fleet: Path) -> None:
+    assert planned(FLEET, "fleet").warnings == (DISPATCHED.format(names="smoke"),)
+    jobs = yaml.safe_load((FLEET / "Pulumi.fleet.yaml").read_text())["config"]["aiperf-kueue:jobs"]
+    edit(fleet, "fleet", "jobs", [{**jobs[0], "name": f"smoke-{n}"} for n in range(6)])
+    assert planned(fleet, "fleet").warnings == (DISPATCHED.format(names="smoke-0, smoke-1, smoke-2 … and 3 more"),)
+    edit(fleet, "fleet", "jobs", None)
+    assert planned(fleet, "fleet").warnings == ()
+    assert planned(FLEET, "gpu-east").warnings == ()
+
+
+def test_a_manager_job_that_requests_nothing_is_refused_as_never_dispatched(fleet: Path) -> None:
+    jobs = yaml.safe_load((FLEET / "Pulumi.fleet.yaml").read_text())["config"]["aiperf-kueue:jobs"]
+    twin = {**jobs[0], "name": "smoke-none", "spec": {**jobs[0]["spec"], "resourceMode": "none"}}
+    edit(fleet, "fleet", "jobs", [jobs[0], twin])
+    assert problem_lines(fleet, "fleet") == [
+        f"{fleet / 'Pulumi.fleet.yaml'}: aiperf-kueue:jobs[1]: smoke-none: requests no resources (resourceMode "
+        "none), so Kueue assigns its Workload no flavor and no MultiKueue check: the manager admits it and "
+        "dispatches it nowhere, and it never runs; fix: set spec.resourceMode to burstable or guaranteed"
+    ]
+
+
 def test_a_share_map_keeps_only_the_pools_a_worker_has(fleet: Path) -> None:
     queues = {
         "clusterQueues": [

@@ -13,7 +13,8 @@ So, before the config model sees a stack's values (:func:`fleet_values`):
   ClusterQueue a dispatched job needs exists there, with quotas from the worker's own inventory.
 
 Then :func:`place_jobs` sizes every manager job against each worker's own queues, as the worker's Kueue
-will: a job that no worker could ever hold is a config error, though the fleet's sum might hold it.
+will: a job that no worker could ever hold is a config error, though the fleet's sum might hold it; and
+:func:`dispatched_job_warning` says what a worker receives of an AIPerfJob: its JobSet only.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aiperf_kueue.common.display import quoted
+from aiperf_kueue.common.display import listed, quoted
 from aiperf_kueue.common.errors import ConfigError, Problem, key_path
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.config.expansion import JobEntry
@@ -34,7 +35,7 @@ from aiperf_kueue.installs.install_checks import install_problems
 from aiperf_kueue.queues.planner import plan_queues
 from aiperf_kueue.queues.queue_plan import QueuePlan
 from aiperf_kueue.stackfile.loader import parse_config, read_stack, stack_name_of
-from aiperf_kueue.workload.admission import check_jobs
+from aiperf_kueue.workload.admission import JobAdmission, check_jobs
 from aiperf_kueue.workload.sizing import Sizing
 
 #: The keys a worker takes from its manager.
@@ -331,3 +332,47 @@ def place_jobs(
     if problems:
         raise ConfigError(source, problems)
     return placements
+
+
+def unchecked_job_problems(admissions: Sequence[JobAdmission]) -> list[Problem]:
+    """A manager's jobs that request no resources, which Kueue admits on the manager and dispatches nowhere.
+
+    Kueue 0.19.2 (``pkg/workload/workload.go``, ``AdmissionChecksForWorkload``) gives an admitted Workload the
+    admission checks of the flavors it was assigned; a Workload that requests nothing is assigned no flavor, so
+    it gets no MultiKueue check: the manager admits it, MultiKueue never sees it, and its JobSet (managed by
+    MultiKueue) runs nowhere. Seen on the fleet's manager by ``make e2e``."""
+    return [
+        Problem(
+            key_path(*a.entry.origin),
+            f"{a.entry.name}: requests no resources (resourceMode none), so Kueue assigns its Workload no flavor and "
+            "no MultiKueue check: the manager admits it and dispatches it nowhere, and it never runs; fix: set "
+            "spec.resourceMode to burstable or guaranteed",
+        )
+        for a in admissions
+        if a.shape.resource_mode == "none" and not a.assignment.requests
+    ]
+
+
+def dispatched_job_warning(entries: Sequence[JobEntry]) -> str | None:
+    """Why the manager's AIPerfJobs cannot run through MultiKueue with AIPerf 0.13.0; None without jobs.
+
+    Both seen on the fleet's manager by ``make e2e`` (tests/e2e/test_multikueue_e2e.py):
+
+    - the operator's preflight ("Per-Node Schedulability", ``aiperf/operator/preflight/_resources.py``) reads the
+      manager's own nodes, which no inventory describes (a manager's is its workers'), and fails the AIPerfJob
+      unless one of them fits its largest pod (``spec.resourceMode: none`` skips the check, but such a job is
+      refused on a manager: :func:`unchecked_job_problems`);
+    - beside the JobSet the operator creates a ConfigMap ``<jobset>-config`` that every pod mounts
+      (``aiperf/kubernetes/jobset_helpers.py``); Kueue 0.19.2's MultiKueue copies the
+      JobSet alone to the worker, so a real kubelet there never finds the ConfigMap."""
+    if not entries:
+        return None
+    names = listed([entry.name for entry in entries])
+    return (
+        f"jobs ({names}): AIPerf 0.13.0 cannot run them through MultiKueue: its operator's preflight checks the "
+        "manager's own nodes and fails an AIPerfJob unless one of them fits its largest pod (Per-Node "
+        "Schedulability), and MultiKueue dispatches only the JobSet, without the ConfigMap <jobset>-config its "
+        "pods mount, so on a real worker they wait in ContainerCreating; submit what must run across the fleet as "
+        "plain JobSets, or run the AIPerfJobs from a stack of the cluster that runs them (not a MultiKueue worker: "
+        "its stack takes no jobs)"
+    )

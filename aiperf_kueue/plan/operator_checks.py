@@ -158,10 +158,18 @@ def _tolerated(key: str, effect: str, tolerations: Sequence[Any]) -> bool:
 
 
 def job_problems_and_warnings(
-    admissions: Sequence[JobAdmission], config: StackConfig, sizing: Sizing, default_image: str
+    admissions: Sequence[JobAdmission],
+    config: StackConfig,
+    sizing: Sizing,
+    default_image: str,
+    *,
+    node_checks: bool = True,
 ) -> tuple[list[Problem], list[str]]:
     """The operator's checks of each job against the stack's nodes and image: a FAIL is a
-    problem at the job's key carrying the operator's ``status.error``, a WARN a plan warning."""
+    problem at the job's key carrying the operator's ``status.error``, a WARN a plan warning.
+    ``node_checks`` False: on a MultiKueue manager the operator checks the manager's own nodes, which its
+    inventory (its workers' pools) does not describe; :func:`aiperf_kueue.plan.fleet.dispatched_job_warning`
+    says so instead."""
     problems: list[Problem] = []
     warnings: list[str] = []
     for a in admissions:
@@ -175,7 +183,7 @@ def job_problems_and_warnings(
                 ("Node Selector Match", node_selector_match(spec, config.inventory.pools)),
                 ("Per-Node Schedulability", per_node_schedulability(spec, sizing, config.inventory.pools)),
             )
-            if outcome.status == "FAIL"
+            if node_checks and outcome.status == "FAIL"
         ]
         if failed:
             # The operator joins its failed checks with "; " in the order they finish, which varies.

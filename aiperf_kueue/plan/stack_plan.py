@@ -35,7 +35,7 @@ from aiperf_kueue.installs.install_checks import install_problems, kueue_source_
 from aiperf_kueue.installs.operator_objects import operator_env, sizing_env
 from aiperf_kueue.installs.releases import operator_image
 from aiperf_kueue.plan import manifests, operator_checks, preflight
-from aiperf_kueue.plan.fleet import Fleet, fleet_values, place_jobs
+from aiperf_kueue.plan.fleet import Fleet, dispatched_job_warning, fleet_values, place_jobs, unchecked_job_problems
 from aiperf_kueue.plan.stack_warnings import stack_warnings
 from aiperf_kueue.plan.submit import benchmark_namespaces, default_queue, profile_command
 from aiperf_kueue.queues.planner import plan_queues
@@ -216,8 +216,12 @@ def plan_stack(
     report = check_jobs(entries, config, queues, sizing, effective_operator_env(config))
     checks = preflight.stack_checks(config, entries, queues.target)
     image = operator_image(config.operator)
-    failed, job_warnings = operator_checks.job_problems_and_warnings(report.admissions, config, sizing, image)
+    manager = fleet is not None and fleet.role == "manager"
+    failed, job_warnings = operator_checks.job_problems_and_warnings(
+        report.admissions, config, sizing, image, node_checks=not manager
+    )
     failed = [
+        *(unchecked_job_problems(report.admissions) if manager else []),
         *preflight.problems(checks, config, queues.target),
         *preflight.route_problems(config, entries, queues.target),
         *failed,
@@ -226,8 +230,10 @@ def plan_stack(
     if problems:
         raise ConfigError(source, problems)
     placements = None
-    if fleet is not None and fleet.role == "manager":
+    fleet_warning = None
+    if fleet is not None and manager:
         placements = place_jobs(entries, fleet, sizing, effective_operator_env(config), source)
+        fleet_warning = dispatched_job_warning(entries)
     rbac = preflight.rbac_warning(config)
     memory = operator_checks.memory_estimation_warnings(report.admissions, sizing)
     warnings = (
@@ -240,6 +246,7 @@ def plan_stack(
         *job_warnings,
         *memory,
         *([rbac] if rbac else []),
+        *([fleet_warning] if fleet_warning else []),
     )
     plan = StackPlan(config, queues, sizing, report, checks, warnings, fleet=fleet, placements=placements)
     if config.warnings == "error" and plan.warnings:

@@ -200,15 +200,30 @@ class LocalCluster:
 
         ``controllers=False`` starts only the control plane: for a program that installs Kueue's and JobSet's charts
         itself (see :mod:`tests.e2e.charts`)."""
+        self._require_sandbox()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.pki = make_pki(self.dir / "pki")
+        self._write_kubeconfig()
+        self._bring_up(kueue_manager_config, controllers=controllers)
+
+    def resume(self, kueue_manager_config: Mapping[str, Any] | None = None, *, controllers: bool = True) -> None:
+        """Start a stopped cluster again on what it kept: its etcd data, certificates, service-account key and ports,
+        as a control plane that comes back after an outage (a kubeconfig made for it before still works)."""
+        if self.pki is None or self.processes:
+            raise ClusterError("resume: only a cluster that was started and then stopped comes back")
+        self._require_sandbox()
+        self._bring_up(kueue_manager_config, controllers=controllers)
+
+    @staticmethod
+    def _require_sandbox() -> None:
         if os.environ.get(SANDBOX_ENV) != "1":
             raise ClusterError(
                 f"the e2e cluster runs only inside e2e/sandbox.sh ({SANDBOX_ENV}=1): a private network namespace "
                 "with loopback only and a private /etc overlay; run it with `make e2e`"
             )
+
+    def _bring_up(self, kueue_manager_config: Mapping[str, Any] | None, *, controllers: bool) -> None:
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self.pki = make_pki(self.dir / "pki")
-            self._write_kubeconfig()
             self._start_etcd()
             self._start_apiserver()
             self._start_controller_manager()
@@ -494,8 +509,13 @@ class LocalCluster:
         self.apply(crds)
         names = [c["metadata"]["name"] for c in crds]
         self.kubectl("wait", "--for=condition=Established", "--timeout=60s", *[f"crd/{n}" for n in names])
-        self.kubectl("create", "namespace", "kueue-system")
-        self.kubectl("create", "namespace", "jobset-system")
+        # Applied, not created: a cluster that comes back (:meth:`resume`) has them already.
+        self.apply(
+            [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+                for n in ("kueue-system", "jobset-system")
+            ]
+        )
 
     def _webhook_certs(self, name: str) -> Path:
         assert self.pki is not None

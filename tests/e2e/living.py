@@ -38,6 +38,7 @@ from typing import Any, Self
 
 import yaml
 
+from aiperf_kueue.config.inventory import Inventory
 from aiperf_kueue.stackfile.loader import parse_config, read_stack
 from tests.e2e.cluster import ClusterError, LocalCluster, free_port, module_dir
 from tests.e2e.nodes import ready_status
@@ -58,10 +59,12 @@ STAGE_DELAY_MS = {"pod-create": 0, "pod-ready": 1000, "pod-complete": 0, "pod-de
 
 
 def fleet_nodes(stack_file: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(Node, status) per node of the stack's ``inventory``, read with the program's loader."""
-    config = parse_config(read_stack(stack_file).values, str(stack_file))
+    """(Node, status) per node of the stack's ``inventory``, read with the program's loader (the key alone: a
+    MultiKueue worker's stack takes its ``queues`` from its manager's)."""
+    values = read_stack(stack_file).values
+    inventory = Inventory.model_validate(values["inventory"])
     out = []
-    for pool in config.inventory.pools:
+    for pool in inventory.pools:
         allocatable: dict[str, str] = {"cpu": str(pool.cpu), "memory": str(pool.memory), "pods": "110"}
         if pool.gpus:
             allocatable[str(pool.gpu_resource)] = str(pool.gpus)

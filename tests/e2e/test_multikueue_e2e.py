@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -31,8 +32,11 @@ import yaml
 
 from aiperf_kueue.upstream.kueue_kubeconfig import kubeconfig_problems
 from tests.e2e.cluster import LocalCluster
-from tests.e2e.conftest import OUT, ClusterFactory
-from tests.e2e.stackrun import apply_order, kueue_manager_config, object_of, plan_stack, ref
+from tests.e2e.conftest import DEFAULT_AIPERF_VENV, OUT, ClusterFactory
+from tests.e2e.living import start_living, sync_fleet
+from tests.e2e.nodes import create_nodes, node_objects
+from tests.e2e.operator import resolve_to_loopback, start_operator, stop_operator
+from tests.e2e.stackrun import Plan, apply_order, kueue_manager_config, object_of, operator_env, plan_stack, ref
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "tests" / "fleet_stacks"
@@ -59,17 +63,21 @@ class Fleet:
     lost: list[str] = field(default_factory=list)
     """The manager Workload's MultiKueue check, each change, after its worker was stopped."""
     rejections: list[str] = field(default_factory=list)
+    kueue_configs: dict[str, Any] = field(default_factory=dict)
+    """Each cluster's Kueue manager config, from its plan (a stopped worker comes back with its own)."""
+    plans: dict[str, Plan] = field(default_factory=dict)
+    aiperf_job: dict[str, Any] = field(default_factory=dict)
+    """What the AIPerfJob test saw: the worker, and the objects each side has."""
     seconds: dict[str, float] = field(default_factory=dict)
     memory_mib: dict[str, float] = field(default_factory=dict)
 
 
 def _stack_files(directory: Path) -> None:
-    """The committed fleet, with worker pools of different room and no AIPerfJobs (no operator runs here)."""
+    """The committed fleet, with worker pools of different room (the manager's AIPerfJob is applied by its test)."""
     directory.mkdir(parents=True, exist_ok=True)
     for path in FLEET.glob("Pulumi.*.yaml"):
         doc = yaml.safe_load(path.read_text())
         config = doc["config"]
-        config.pop("aiperf-kueue:jobs", None)
         stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
         if stack in POOLS:
             config["aiperf-kueue:inventory"] = {"headroom": 10, "pools": POOLS[stack]}
@@ -129,6 +137,12 @@ def _get(cluster: LocalCluster, *args: str) -> Any:
     return json.loads(result.stdout) if result.returncode == 0 else None
 
 
+def _probe_pods(cluster: LocalCluster) -> list[str]:
+    """``<node>/<phase>`` of each pod of the probe JobSet on CLUSTER, sorted."""
+    pods = _get(cluster, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={PROBE}") or {}
+    return sorted(f"{p['spec'].get('nodeName')}/{p['status'].get('phase')}" for p in pods.get("items") or [])
+
+
 def _probe_workload(cluster: LocalCluster) -> dict[str, Any] | None:
     """The Workload of the probe JobSet (Kueue names it ``jobset-<name>-<hash>``)."""
     workloads = (_get(cluster, "workloads", "-n", NAMESPACE) or {}).get("items") or []
@@ -152,8 +166,15 @@ def fleet(new_cluster: ClusterFactory) -> Iterator[Fleet]:
     plans = {
         role: plan_stack(stacks / f"Pulumi.{s}.yaml", OUT / "multikueue" / "plans" / s) for role, s in STACKS.items()
     }
-    clusters = {role: new_cluster(f"mk-{role}", kueue_manager_config(plans[role]), aiperf=False) for role in STACKS}
-    run = Fleet(clusters, stacks)
+    configs = {role: kueue_manager_config(plans[role]) for role in STACKS}
+    # The workers are living clusters (kube-scheduler, kwok nodes from their stacks' inventories): a dispatched
+    # JobSet's pods are scheduled there and run. The manager runs no pods.
+    # The manager gets the AIPerf CRDs (its operator runs in the AIPerfJob test).
+    clusters = {
+        role: new_cluster(f"mk-{role}", configs[role], aiperf=role == "manager", living=role != "manager")
+        for role in STACKS
+    }
+    run = Fleet(clusters, stacks, kueue_configs=configs, plans=plans)
     run.seconds["clustersUp"] = round(time.monotonic() - started, 1)
     # Workers first (docs/multikueue.md's set-up order), then their kubeconfigs, then the manager.
     for role in ("east", "west", "manager"):
@@ -170,6 +191,8 @@ def fleet(new_cluster: ClusterFactory) -> Iterator[Fleet]:
                 applied.append(ref(obj))
             else:
                 run.rejections.append(f"{role}: {ref(obj)}: {result.stderr.strip()}")
+        if role != "manager":
+            sync_fleet(cluster, stacks / f"Pulumi.{STACKS[role]}.yaml")
     run.seconds["applied"] = round(time.monotonic() - started, 1)
     run.memory_mib = {role: round(_rss_mib(c), 1) for role, c in clusters.items()}
     yield run
@@ -179,6 +202,7 @@ def fleet(new_cluster: ClusterFactory) -> Iterator[Fleet]:
         "applied": run.applied,
         "rejections": run.rejections,
         "workerLost": run.lost,
+        "aiperfJob": run.aiperf_job,
     }
     (OUT / "multikueue" / "report.json").write_text(json.dumps(report, indent=2) + "\n")
 
@@ -326,7 +350,152 @@ def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: F
     remote = _wait("the JobSet on west, unsuspended", lambda: _unsuspended(west))
     assert remote["spec"]["suspend"] is False
     _wait("no JobSet left on east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE) is None)
+    # West's kube-scheduler places the pod on its one node (the pool ``cpu``); kwok runs it.
+    assert _wait("the probe's pod Running on west", lambda: _probe_pods(west) == ["cpu-0/Running"])
+    assert _probe_pods(east) == []
     fleet.seconds["dispatch"] = round(time.monotonic() - started, 1)
+
+
+def test_an_aiperfjob_on_the_manager_fails_its_node_check_or_reaches_a_worker_as_its_jobset_alone(
+    fleet: Fleet,
+) -> None:
+    """The released operator runs on the manager, as ``pulumi up`` would install it there, and the manager plan's
+    AIPerfJob is applied. With no node on the manager, the operator's preflight fails it. With a node that fits its
+    largest pod, the operator builds its JobSet and the ConfigMap its pods mount; MultiKueue dispatches the
+    JobSet to a worker with room, whose scheduler places its pods and kwok runs them; the ConfigMap every pod mounts
+    stays on the manager. Both are what ``plan`` warns about for a manager's jobs."""
+    manager = fleet.clusters["manager"]
+    plan = fleet.plans["manager"]
+    (job,) = [o for o in (object_of(r) for r in apply_order(plan.resources)) if o["kind"] == "AIPerfJob"]
+    job_name = job["metadata"]["name"]
+    resolve_to_loopback(job["spec"]["benchmark"]["endpoint"]["urls"])
+    venv = Path(os.environ.get("AIPERF_VENV") or DEFAULT_AIPERF_VENV)
+    start_operator(manager, venv, operator_env(plan), manager.dir)
+    try:
+        manager.apply([job])
+        failed = _wait(
+            "the AIPerfJob Failed by the operator",
+            lambda: (
+                (j := _get(manager, "aiperfjob", job_name, "-n", NAMESPACE))
+                and (j.get("status") or {}).get("phase") == "Failed"
+                and j
+            ),
+        )
+        assert failed["status"]["error"] == (
+            "Pre-flight failed: Per-Node Schedulability: No single node can fit the largest pod (3.4 CPU, 6.0Gi "
+            "mem). Add larger nodes or reduce pod resource requirements."
+        )
+        manager.kubectl("delete", "aiperfjob", job_name, "-n", NAMESPACE, "--timeout=60s")
+        # A node of the manager's own that fits the largest pod (no kubelet: the harness sets it Ready).
+        create_nodes(manager, node_objects([{"name": "manager", "nodes": 1, "cpu": "16", "memory": "64Gi"}]))
+        manager.apply([job])
+
+        def owned_jobset() -> dict[str, Any] | None:
+            for item in (_get(manager, "jobsets", "-n", NAMESPACE) or {}).get("items") or []:
+                if any(o.get("kind") == "AIPerfJob" and o.get("name") == job_name for o in _owners(item)):
+                    return dict(item)
+            return None
+
+        jobset = _wait("the operator's JobSet on the manager", owned_jobset)
+        assert jobset["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+        name = jobset["metadata"]["name"]  # AIPerf 0.13.0: aiperf-<job id>; its ConfigMap <name>-config
+        seen: dict[str, Any] = {}
+
+        def dispatched() -> str | None:
+            for w in (_get(manager, "workloads", "-n", NAMESPACE) or {}).get("items") or []:
+                if any(o.get("name") == name for o in _owners(w)):
+                    seen["workload"] = w
+                    return (w.get("status") or {}).get("clusterName")
+            return None
+
+        try:
+            worker_name = _wait("the job's Workload dispatched", dispatched)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the manager's Workload: {json.dumps(seen.get('workload'))}") from None
+        worker = fleet.clusters[worker_name]
+        remote = _wait(
+            f"the JobSet on {worker_name}, unsuspended",
+            lambda: (r := _get(worker, "jobset", name, "-n", NAMESPACE)) and r["spec"].get("suspend") is False and r,
+        )
+        volumes = [
+            v
+            for rj in remote["spec"]["replicatedJobs"]
+            for v in rj["template"]["spec"]["template"]["spec"].get("volumes") or []
+            if v.get("configMap")
+        ]
+        assert {v["configMap"]["name"] for v in volumes} == {f"{name}-config"}
+
+        def pods() -> list[str]:
+            found = _get(worker, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={name}") or {}
+            return sorted(p["status"].get("phase", "") for p in found.get("items") or [])
+
+        # The controller pod and one worker pod, placed by the worker's scheduler; kwok runs them.
+        assert _wait(f"the job's pods Running on {worker_name}", lambda: pods() == ["Running", "Running"])
+        sides = {
+            side: {
+                kind: _get(cluster, kind, f"{name}-config" if kind == "configmap" else name, "-n", NAMESPACE)
+                is not None
+                for kind in ("configmap", "jobset")
+            }
+            for side, cluster in (("manager", manager), ("worker", worker))
+        }
+        fleet.aiperf_job = {"worker": worker_name, "objects": sides, "phase": _phase(manager, job_name)}
+        assert sides == {
+            "manager": {"configmap": True, "jobset": True},
+            "worker": {"configmap": False, "jobset": True},
+        }
+        # Gone again before the worker-lost test: the AIPerfJob's deletion reaches the worker's copy.
+        manager.kubectl("delete", "aiperfjobs", "--all", "-n", NAMESPACE, "--wait=false")
+        _wait(f"the JobSet gone from {worker_name}", lambda: _get(worker, "jobset", name, "-n", NAMESPACE) is None)
+    finally:
+        stop_operator(manager)
+
+
+def test_a_jobset_that_requests_nothing_is_admitted_on_the_manager_and_dispatched_nowhere(fleet: Fleet) -> None:
+    """Kueue 0.19.2 gives an admitted Workload the checks of the flavors it was assigned; one that requests nothing
+    gets no flavor, so no MultiKueue check: what ``plan`` refuses for a manager's job with resourceMode none."""
+    manager = fleet.clusters["manager"]
+    empty = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {
+            "name": "mk-empty",
+            "namespace": NAMESPACE,
+            "labels": {"kueue.x-k8s.io/queue-name": "aiperf-queue"},
+        },
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "w",
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [{"name": "c", "image": "registry.invalid/probe:1"}],
+                                }
+                            }
+                        }
+                    },
+                }
+            ]
+        },
+    }
+    manager.apply([empty])
+
+    def admitted() -> dict[str, Any] | None:
+        for w in (_get(manager, "workloads", "-n", NAMESPACE) or {}).get("items") or []:
+            if any(o.get("name") == "mk-empty" for o in _owners(w)) and _condition(w, "Admitted") == "True":
+                return dict(w)
+        return None
+
+    workload = _wait("the empty JobSet's Workload Admitted on the manager", admitted)
+    status = workload["status"]
+    assert (status.get("admissionChecks"), status.get("clusterName")) == (None, None)
+    assert status["admission"]["podSetAssignments"] == [{"count": 1, "name": "w"}]
+    assert [_get(fleet.clusters[w], "jobset", "mk-empty", "-n", NAMESPACE) for w in ("east", "west")] == [None, None]
+    manager.kubectl("delete", "jobset", "mk-empty", "-n", NAMESPACE)
 
 
 def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothing_is_lost(fleet: Fleet) -> None:
@@ -348,6 +517,11 @@ def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothin
         obj = object_of(resource)
         if obj["kind"] in ("ResourceFlavor", "ClusterQueue"):
             east.apply([obj])
+    assert sync_fleet(east, fleet.stacks / "Pulumi.gpu-east.yaml") == {
+        "created": [],
+        "updated": ["cpu-small-0"],
+        "deleted": [],
+    }
 
     def moved() -> bool:
         workload = _probe_workload(manager) or {}
@@ -367,4 +541,53 @@ def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothin
     assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == jobset_uid
     after = _probe_workload(manager)
     assert after is not None and after["metadata"]["uid"] == before["metadata"]["uid"]
+    assert _wait("the probe's pod Running on east", lambda: _probe_pods(east) == ["cpu-small-0/Running"])
     fleet.seconds["redispatchAfterWorkerLost"] = round(time.monotonic() - started, 1)
+
+
+def test_a_lost_worker_that_comes_back_keeps_its_stale_run_and_the_redispatched_one_is_deleted(fleet: Fleet) -> None:
+    """West comes back (the same etcd, certificates and ports) with the probe's JobSet it held when it stopped, and
+    its kwok pod. What Kueue 0.19.2's manager does then (``multikueue/workload.go``, ``reconcileGroup``): of the two
+    admitted remote copies it keeps the one admitted first, west's stale one, and deletes the run it re-dispatched
+    to east; the manager's Workload still names east (``clusterName`` is immutable), and every reconcile of it fails
+    with "attempting to change immutable ClusterName". docs/multikueue.md tells users how to avoid it."""
+    manager, east, west = fleet.clusters["manager"], fleet.clusters["east"], fleet.clusters["west"]
+    before = _probe_workload(manager)
+    if before is None or (before.get("status") or {}).get("clusterName") != "east":
+        pytest.fail("the worker-lost test did not leave the probe running on east")
+    jobset_uid = _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"]
+    started = time.monotonic()
+    west.resume(fleet.kueue_configs["west"])
+    start_living(west)
+    # What west kept through its outage: the copy the manager dispatched before it stopped, still unsuspended.
+    stale = _get(west, "jobset", PROBE, "-n", NAMESPACE)
+    assert stale is not None and stale["spec"]["suspend"] is False
+    stale_uid = stale["metadata"]["uid"]
+    _wait(
+        "MultiKueueCluster west Active again",
+        lambda: _condition(_get(manager, "multikueuecluster", "west"), "Active") == "True",
+    )
+    _wait("the re-dispatched JobSet deleted from east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE) is None)
+    _wait("no probe pod left on east", lambda: _probe_pods(east) == [])
+    log = manager.dir / "logs" / "kueue.log"
+    _wait(
+        "the manager's reconcile failing on the immutable clusterName",
+        lambda: 'attempting to change immutable ClusterName from \\"east\\" to \\"west\\"' in log.read_text(),
+    )
+    fleet.seconds["redispatchedRunDeletedAfterWorkerBack"] = round(time.monotonic() - started, 1)
+    # West's stale run goes on; the manager's objects are the same ones, its Workload still naming east.
+    assert _get(west, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == stale_uid
+    assert _wait("the stale run's pod Running on west", lambda: _probe_pods(west) == ["cpu-0/Running"])
+    after = _probe_workload(manager)
+    assert after is not None
+    assert (after["metadata"]["uid"], after["status"]["clusterName"]) == (before["metadata"]["uid"], "east")
+    assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == jobset_uid
+
+
+def _phase(cluster: LocalCluster, name: str) -> str | None:
+    job = _get(cluster, "aiperfjob", name, "-n", NAMESPACE) or {}
+    return (job.get("status") or {}).get("phase")
+
+
+def _owners(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(obj["metadata"].get("ownerReferences") or [])
