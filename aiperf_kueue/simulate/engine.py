@@ -463,5 +463,12 @@ def _shape_key(job: SimJob) -> tuple[Any, ...]:
     """What of ``job`` the flavor assigner and preemption read: two pending jobs of one ClusterQueue with the same
     key get the same assignment from the same quota (preemption compares priority and queue time, never identity)."""
     if not job.shape:
-        job.shape = tuple((tuple(ps.need.items()), ps.placement) for ps in job.podsets)
+        shape = tuple((tuple(ps.need.items()), ps.placement) for ps in job.podsets)
+        # One small int per distinct shape: the key is hashed and compared in the scheduler's hot loops, and a
+        # Placement (a frozen dataclass) hashes and compares field by field, again on every use.
+        job.shape = (_SHAPES.setdefault(shape, len(_SHAPES)),)
     return (job.cluster_queue, job.priority, job.queue_time, job.shape)
+
+
+_SHAPES: dict[tuple[Any, ...], int] = {}
+"""Every podSets shape seen, by its number (a handful per stack)."""

@@ -112,8 +112,40 @@ class Preemptor:
 
     # ------------------------------------------------------------------ classical
 
+    def _room(
+        self,
+        cq: SimClusterQueue,
+        usage: Mapping[FR, int],
+        frs: set[FR],
+        same: Sequence[tuple[SimJob, str]],
+        theirs: Sequence[tuple[SimClusterQueue, Sequence[tuple[SimJob, str]]]],
+        attempts: tuple[bool, ...],
+    ) -> bool:
+        """Whether removing candidates could ever make room for ``usage``: when not, no attempt of
+        :meth:`_classical` can succeed (the same empty answer, without the trials).
+
+        Removing a Workload raises ``cq``'s ``available`` by at most what it uses. A candidate of another
+        ClusterQueue is only removed while that queue borrows (is not within nominal in ``frs``): with one
+        flavor-resource, that queue stops borrowing once its usage is at most nominal, so the removals there
+        free less than its usage above nominal plus its largest candidate. A ``ReclaimWithoutBorrowing``
+        candidate is never removed when every attempt allows borrowing."""
+        skip = "ReclaimWithoutBorrowing" if False not in attempts else ""
+        for fr in frs:
+            room = self.quota.available(cq, fr) + sum(w.usage.get(fr, 0) for w, _ in same)
+            for other, found in theirs:
+                amounts = [w.usage.get(fr, 0) for w, variant in found if variant != skip]
+                if not amounts:
+                    continue
+                freed = sum(amounts)
+                if len(frs) == 1:
+                    above = self.quota.usage[other.name].get(fr, 0) - other.nominal.get(fr, 0)
+                    freed = min(freed, above - 1 + max(amounts))
+                room += freed
+            if usage.get(fr, 0) > room:
+                return False
+        return True
+
     def _classical(self, job: SimJob, cq: SimClusterQueue, usage: Mapping[FR, int], frs: set[FR]) -> list[Target]:
-        order = _ordering(cq.name)
         same: list[tuple[SimJob, str]] = []
         if cq.within_cluster_queue != "Never":
             same = [
@@ -123,43 +155,46 @@ class Preemptor:
             ]
         hierarchy: list[tuple[SimJob, str]] = []
         by_priority: list[tuple[SimJob, str]] = []
+        theirs: list[tuple[SimClusterQueue, list[tuple[SimJob, str]]]] = []  # per borrowing queue, its candidates
         bwc_forbidden = cq.borrow_within_cohort == "Never"
-        if cq.cohort is not None and cq.reclaim_within_cohort != "Never":
-            used = self.quota.usage[cq.name]
-            advantage = all(used.get(fr, 0) + v <= cq.nominal.get(fr, 0) for fr, v in usage.items())
+        used = self.quota.usage[cq.name]
+        under_nominal = all(used.get(fr, 0) < cq.nominal.get(fr, 0) for fr in frs)
+        advantage = all(used.get(fr, 0) + v <= cq.nominal.get(fr, 0) for fr, v in usage.items())
+        # Without the advantage and with borrowWithinCohort Never, every candidate of another ClusterQueue would be
+        # ReclaimWithoutBorrowing; when the queue is not under nominal either, the only attempt allows borrowing and
+        # skips them all: they are not gathered (the same answer).
+        reclaim = not bwc_forbidden or under_nominal or advantage
+        if cq.cohort is not None and cq.reclaim_within_cohort != "Never" and reclaim:
             borrowers = self.quota.borrowers(frs)
             for other in self.members[cq.cohort]:
                 if other is cq or other.name not in borrowers:
                     continue
+                found: list[tuple[SimJob, str]] = []
                 for w in self.admitted.get(other.name, []):
                     if not _uses(w, frs) or not satisfies(cq.reclaim_within_cohort, job, w):
                         continue
                     if advantage:
-                        hierarchy.append((w, "HierarchicalReclaim"))
+                        found.append((w, "HierarchicalReclaim"))
                     elif bwc_forbidden or _above_threshold(w.priority, job.priority, cq.max_priority_threshold):
-                        by_priority.append((w, "ReclaimWithoutBorrowing"))
+                        found.append((w, "ReclaimWithoutBorrowing"))
                     else:
-                        by_priority.append((w, "ReclaimWhileBorrowing"))
-        # Removing a workload frees at most what it uses: when even every candidate together would not make room
-        # in some flavor-resource, no attempt below can succeed (the same empty answer, without the trials).
-        for fr in frs:
-            room = self.quota.available(cq, fr)
-            for pool in (same, hierarchy, by_priority):
-                room += sum(w.usage.get(fr, 0) for w, _ in pool)
-            if usage.get(fr, 0) > room:
-                return []
-        candidates = [
-            *sorted(hierarchy, key=lambda c: order(c[0])),
-            *sorted(by_priority, key=lambda c: order(c[0])),
-            *sorted(same, key=lambda c: order(c[0])),
-        ]
-        under_nominal = all(self.quota.usage[cq.name].get(fr, 0) < cq.nominal.get(fr, 0) for fr in frs)
+                        found.append((w, "ReclaimWhileBorrowing"))
+                theirs.append((other, found))
+                (hierarchy if advantage else by_priority).extend(found)
         if (not hierarchy and not by_priority) or (bwc_forbidden and not under_nominal):
             attempts: tuple[bool, ...] = (True,)
         elif bwc_forbidden and not hierarchy:
             attempts = (False, True)
         else:
             attempts = (True, False)
+        if not self._room(cq, usage, frs, same, theirs, attempts):
+            return []
+        order = _ordering(cq.name)
+        candidates = [
+            *sorted(hierarchy, key=lambda c: order(c[0])),
+            *sorted(by_priority, key=lambda c: order(c[0])),
+            *sorted(same, key=lambda c: order(c[0])),
+        ]
         for borrow in attempts:
             chosen: list[Target] = []
             for w, variant in candidates:

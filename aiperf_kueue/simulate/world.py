@@ -307,6 +307,7 @@ class Quota:
         # The flat cohort's SubtreeQuota: Σ over members of nominal − guaranteed (what they lend).
         self.cohort_quota: dict[str, dict[FR, int]] = {}
         self.cohort_usage: dict[str, dict[FR, int]] = {}
+        self.potentials: dict[tuple[str, FR], int] = {}
         self.over: dict[FR, set[str]] = {}
         """Per flavor-resource, the ClusterQueues using more than their nominal quota of it (kept by :meth:`add`,
         so that preemption finds the borrowers without scanning every member of the cohort)."""
@@ -352,6 +353,14 @@ class Quota:
 
     def potential(self, cq: SimClusterQueue, fr: FR) -> int:
         """Kueue's ``potentialAvailable``: the most ``cq`` could ever hold (its maximum capacity)."""
+        # It reads quotas only, never usage: computed once per ClusterQueue and flavor-resource.
+        key = (cq.name, fr)
+        found = self.potentials.get(key)
+        if found is None:
+            found = self.potentials[key] = self._potential(cq, fr)
+        return found
+
+    def _potential(self, cq: SimClusterQueue, fr: FR) -> int:
         nominal = cq.nominal.get(fr, 0)
         if cq.cohort is None:
             return nominal
