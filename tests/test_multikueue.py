@@ -670,11 +670,16 @@ HTTP = {"server": "http://10.0.0.1:8080"}
 EXEC = "users[0].user.exec"
 
 
+def exec_over_http(plugin: dict[str, Any]) -> Any:
+    """:func:`kubeconfig` over a plain ``http://`` server, its user an exec ``plugin`` and no token."""
+    return kubeconfig(cluster=HTTP, user={"token": None, "exec": plugin})
+
+
 @pytest.mark.parametrize(
     ("doc", "expected"),
     [
         pytest.param(
-            kubeconfig(cluster=HTTP, user={"token": None, "exec": {"command": "x-SECRET"}}),
+            exec_over_http({"command": "x-SECRET"}),
             [
                 f"{EXEC}.apiVersion: is required for an exec plugin (e.g. client.authentication.k8s.io/v1)",
                 f"{EXEC}.interactiveMode: is required: one of Never, IfAvailable, Always",
@@ -683,15 +688,11 @@ EXEC = "users[0].user.exec"
         ),
         pytest.param(
             # v1beta1 defaults interactiveMode to IfAvailable; an env entry without a name is refused.
-            kubeconfig(
-                cluster=HTTP,
-                user={
-                    "token": None,
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "env": [{"name": "A", "value": "SECRET"}, {"value": "SECRET"}],
-                    },
-                },
+            exec_over_http(
+                {
+                    "apiVersion": "client.authentication.k8s.io/v1beta1",
+                    "env": [{"name": "A", "value": "SECRET"}, {"value": "SECRET"}],
+                }
             ),
             [
                 f"{EXEC}.command: is required: client-go runs no exec plugin without a command",
@@ -700,33 +701,25 @@ EXEC = "users[0].user.exec"
             id="exec-v1beta1-no-command",
         ),
         pytest.param(
-            kubeconfig(
-                cluster=HTTP,
-                user={
-                    "token": None,
-                    "exec": {
-                        "command": "x",
-                        "apiVersion": "client.authentication.k8s.io/v1",
-                        "interactiveMode": "Sometimes-SECRET",
-                    },
-                },
+            exec_over_http(
+                {
+                    "command": "x",
+                    "apiVersion": "client.authentication.k8s.io/v1",
+                    "interactiveMode": "Sometimes-SECRET",
+                }
             ),
             [f"{EXEC}.interactiveMode: must be one of Never, IfAvailable, Always"],
             id="exec-bad-mode",
         ),
         pytest.param(
-            kubeconfig(
-                cluster=HTTP,
-                user={
-                    "token": None,
-                    "exec": {
-                        "command": ["SECRET"],
-                        "args": "SECRET",
-                        "env": {"A": "SECRET"},
-                        "provideClusterInfo": "yes",
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                    },
-                },
+            exec_over_http(
+                {
+                    "command": ["SECRET"],
+                    "args": "SECRET",
+                    "env": {"A": "SECRET"},
+                    "provideClusterInfo": "yes",
+                    "apiVersion": "client.authentication.k8s.io/v1beta1",
+                }
             ),
             [
                 f"{EXEC}.command: is not a string",

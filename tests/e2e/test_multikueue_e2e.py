@@ -137,6 +137,21 @@ def _get(cluster: LocalCluster, *args: str) -> Any:
     return json.loads(result.stdout) if result.returncode == 0 else None
 
 
+def _jobset(name: str, requests: dict[str, str] | None) -> dict[str, Any]:
+    """A JobSet of one pod in the fleet's LocalQueue, requesting REQUESTS (None: nothing)."""
+    container: dict[str, Any] = {"name": "c", "image": "registry.invalid/probe:1"}
+    if requests is not None:
+        container["resources"] = {"requests": requests}
+    pod = {"restartPolicy": "Never", "containers": [container]}
+    job = {"parallelism": 1, "completions": 1, "template": {"spec": pod}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"kueue.x-k8s.io/queue-name": "aiperf-queue"}},
+        "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": job}}]},
+    }
+
+
 def _probe_pods(cluster: LocalCluster) -> list[str]:
     """``<node>/<phase>`` of each pod of the probe JobSet on CLUSTER, sorted."""
     pods = _get(cluster, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={PROBE}") or {}
@@ -306,37 +321,7 @@ def test_kueue_refuses_exactly_the_exec_and_proxy_kubeconfigs_the_port_refuses(f
 def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: Fleet) -> None:
     manager, east, west = fleet.clusters["manager"], fleet.clusters["east"], fleet.clusters["west"]
     started = time.monotonic()
-    jobset = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": PROBE, "namespace": NAMESPACE, "labels": {"kueue.x-k8s.io/queue-name": "aiperf-queue"}},
-        "spec": {
-            "replicatedJobs": [
-                {
-                    "name": "w",
-                    "replicas": 1,
-                    "template": {
-                        "spec": {
-                            "parallelism": 1,
-                            "completions": 1,
-                            "template": {
-                                "spec": {
-                                    "restartPolicy": "Never",
-                                    "containers": [
-                                        {
-                                            "name": "c",
-                                            "image": "registry.invalid/probe:1",
-                                            "resources": {"requests": {"cpu": "4", "memory": "1Gi"}},
-                                        }
-                                    ],
-                                }
-                            },
-                        }
-                    },
-                }
-            ]
-        },
-    }
+    jobset = _jobset(PROBE, {"cpu": "4", "memory": "1Gi"})
     manager.apply([jobset])
     # Kueue's JobSet webhook on the manager: the ClusterQueue carries a MultiKueue admission check.
     assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
@@ -455,33 +440,7 @@ def test_a_jobset_that_requests_nothing_is_admitted_on_the_manager_and_dispatche
     """Kueue 0.19.2 gives an admitted Workload the checks of the flavors it was assigned; one that requests nothing
     gets no flavor, so no MultiKueue check: what ``plan`` refuses for a manager's job with resourceMode none."""
     manager = fleet.clusters["manager"]
-    empty = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {
-            "name": "mk-empty",
-            "namespace": NAMESPACE,
-            "labels": {"kueue.x-k8s.io/queue-name": "aiperf-queue"},
-        },
-        "spec": {
-            "replicatedJobs": [
-                {
-                    "name": "w",
-                    "replicas": 1,
-                    "template": {
-                        "spec": {
-                            "template": {
-                                "spec": {
-                                    "restartPolicy": "Never",
-                                    "containers": [{"name": "c", "image": "registry.invalid/probe:1"}],
-                                }
-                            }
-                        }
-                    },
-                }
-            ]
-        },
-    }
+    empty = _jobset("mk-empty", None)
     manager.apply([empty])
 
     def admitted() -> dict[str, Any] | None:
