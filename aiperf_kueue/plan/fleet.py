@@ -339,8 +339,9 @@ def unchecked_job_problems(admissions: Sequence[JobAdmission]) -> list[Problem]:
 
     Kueue 0.19.2 (``pkg/workload/workload.go``, ``AdmissionChecksForWorkload``) gives an admitted Workload the
     admission checks of the flavors it was assigned; a Workload that requests nothing is assigned no flavor, so
-    it gets no MultiKueue check: the manager admits it, MultiKueue never sees it, and its JobSet (managed by
-    MultiKueue) runs nowhere. Seen on the fleet's manager by ``make e2e``."""
+    its admission needs no MultiKueue check (one listed before admission stays Pending): the manager admits it,
+    MultiKueue dispatches it nowhere, and its JobSet (managed by MultiKueue) runs nowhere. Seen on the fleet's
+    manager by ``make e2e``."""
     return [
         Problem(
             key_path(*a.entry.origin),

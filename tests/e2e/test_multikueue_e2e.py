@@ -451,7 +451,10 @@ def test_a_jobset_that_requests_nothing_is_admitted_on_the_manager_and_dispatche
 
     workload = _wait("the empty JobSet's Workload Admitted on the manager", admitted)
     status = workload["status"]
-    assert (status.get("admissionChecks"), status.get("clusterName")) == (None, None)
+    # The check Kueue gives a Workload before admission (every flavor's) may stay listed, Pending, or be gone;
+    # either way it never turns Ready and the Workload is admitted without it, to no cluster.
+    checks = [c["state"] for c in status.get("admissionChecks") or []]
+    assert (checks in ([], ["Pending"]), status.get("clusterName")) == (True, None)
     assert status["admission"]["podSetAssignments"] == [{"count": 1, "name": "w"}]
     assert [_get(fleet.clusters[w], "jobset", "mk-empty", "-n", NAMESPACE) for w in ("east", "west")] == [None, None]
     manager.kubectl("delete", "jobset", "mk-empty", "-n", NAMESPACE)
