@@ -136,17 +136,6 @@ def test_the_managers_jobs_are_warned_that_a_worker_gets_their_jobset_only(fleet
     assert planned(FLEET, "gpu-east").warnings == ()
 
 
-def test_a_manager_job_that_requests_nothing_is_refused_as_never_dispatched(fleet: Path) -> None:
-    jobs = yaml.safe_load((FLEET / "Pulumi.fleet.yaml").read_text())["config"]["aiperf-kueue:jobs"]
-    twin = {**jobs[0], "name": "smoke-none", "spec": {**jobs[0]["spec"], "resourceMode": "none"}}
-    edit(fleet, "fleet", "jobs", [jobs[0], twin])
-    assert problem_lines(fleet, "fleet") == [
-        f"{fleet / 'Pulumi.fleet.yaml'}: aiperf-kueue:jobs[1]: smoke-none: requests no resources (resourceMode "
-        "none), so Kueue assigns its Workload no flavor and no MultiKueue check: the manager admits it and "
-        "dispatches it nowhere, and it never runs; fix: set spec.resourceMode to burstable or guaranteed"
-    ]
-
-
 def test_a_share_map_keeps_only_the_pools_a_worker_has(fleet: Path) -> None:
     queues = {
         "clusterQueues": [

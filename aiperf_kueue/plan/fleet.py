@@ -35,7 +35,7 @@ from aiperf_kueue.installs.install_checks import install_problems
 from aiperf_kueue.queues.planner import plan_queues
 from aiperf_kueue.queues.queue_plan import QueuePlan
 from aiperf_kueue.stackfile.loader import parse_config, read_stack, stack_name_of
-from aiperf_kueue.workload.admission import JobAdmission, check_jobs
+from aiperf_kueue.workload.admission import check_jobs
 from aiperf_kueue.workload.sizing import Sizing
 
 #: The keys a worker takes from its manager.
@@ -334,26 +334,6 @@ def place_jobs(
     return placements
 
 
-def unchecked_job_problems(admissions: Sequence[JobAdmission]) -> list[Problem]:
-    """A manager's jobs that request no resources, which Kueue admits on the manager and dispatches nowhere.
-
-    Kueue 0.19.2 (``pkg/workload/workload.go``, ``AdmissionChecksForWorkload``) gives an admitted Workload the
-    admission checks of the flavors it was assigned; a Workload that requests nothing is assigned no flavor, so
-    its admission needs no MultiKueue check (one listed before admission stays Pending): the manager admits it,
-    MultiKueue dispatches it nowhere, and its JobSet (managed by MultiKueue) runs nowhere. Seen on the fleet's
-    manager by ``make e2e``."""
-    return [
-        Problem(
-            key_path(*a.entry.origin),
-            f"{a.entry.name}: requests no resources (resourceMode none), so Kueue assigns its Workload no flavor and "
-            "no MultiKueue check: the manager admits it and dispatches it nowhere, and it never runs; fix: set "
-            "spec.resourceMode to burstable or guaranteed",
-        )
-        for a in admissions
-        if a.shape.resource_mode == "none" and not a.assignment.requests
-    ]
-
-
 def dispatched_job_warning(entries: Sequence[JobEntry]) -> str | None:
     """Why the manager's AIPerfJobs cannot run through MultiKueue with AIPerf 0.13.0; None without jobs.
 
@@ -361,8 +341,7 @@ def dispatched_job_warning(entries: Sequence[JobEntry]) -> str | None:
 
     - the operator's preflight ("Per-Node Schedulability", ``aiperf/operator/preflight/_resources.py``) reads the
       manager's own nodes, which no inventory describes (a manager's is its workers'), and fails the AIPerfJob
-      unless one of them fits its largest pod (``spec.resourceMode: none`` skips the check, but such a job is
-      refused on a manager: :func:`unchecked_job_problems`);
+      unless one of them fits its largest pod (``spec.resourceMode: none`` skips the check);
     - beside the JobSet the operator creates a ConfigMap ``<jobset>-config`` that every pod mounts
       (``aiperf/kubernetes/jobset_helpers.py``); Kueue 0.19.2's MultiKueue copies the
       JobSet alone to the worker, so a real kubelet there never finds the ConfigMap."""

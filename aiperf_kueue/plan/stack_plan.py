@@ -35,7 +35,7 @@ from aiperf_kueue.installs.install_checks import install_problems, kueue_source_
 from aiperf_kueue.installs.operator_objects import operator_env, sizing_env
 from aiperf_kueue.installs.releases import operator_image
 from aiperf_kueue.plan import manifests, operator_checks, preflight
-from aiperf_kueue.plan.fleet import Fleet, dispatched_job_warning, fleet_values, place_jobs, unchecked_job_problems
+from aiperf_kueue.plan.fleet import Fleet, dispatched_job_warning, fleet_values, place_jobs
 from aiperf_kueue.plan.stack_warnings import stack_warnings
 from aiperf_kueue.plan.submit import benchmark_namespaces, default_queue, profile_command
 from aiperf_kueue.queues.planner import plan_queues
@@ -221,7 +221,6 @@ def plan_stack(
         report.admissions, config, sizing, image, node_checks=not manager
     )
     failed = [
-        *(unchecked_job_problems(report.admissions) if manager else []),
         *preflight.problems(checks, config, queues.target),
         *preflight.route_problems(config, entries, queues.target),
         *failed,

@@ -436,30 +436,6 @@ def test_an_aiperfjob_on_the_manager_fails_its_node_check_or_reaches_a_worker_as
         stop_operator(manager)
 
 
-def test_a_jobset_that_requests_nothing_is_admitted_on_the_manager_and_dispatched_nowhere(fleet: Fleet) -> None:
-    """Kueue 0.19.2 gives an admitted Workload the checks of the flavors it was assigned; one that requests nothing
-    gets no flavor, so no MultiKueue check: what ``plan`` refuses for a manager's job with resourceMode none."""
-    manager = fleet.clusters["manager"]
-    empty = _jobset("mk-empty", None)
-    manager.apply([empty])
-
-    def admitted() -> dict[str, Any] | None:
-        for w in (_get(manager, "workloads", "-n", NAMESPACE) or {}).get("items") or []:
-            if any(o.get("name") == "mk-empty" for o in _owners(w)) and _condition(w, "Admitted") == "True":
-                return dict(w)
-        return None
-
-    workload = _wait("the empty JobSet's Workload Admitted on the manager", admitted)
-    status = workload["status"]
-    # The check Kueue gives a Workload before admission (every flavor's) may stay listed, Pending, or be gone;
-    # either way it never turns Ready and the Workload is admitted without it, to no cluster.
-    checks = [c["state"] for c in status.get("admissionChecks") or []]
-    assert (checks in ([], ["Pending"]), status.get("clusterName")) == (True, None)
-    assert status["admission"]["podSetAssignments"] == [{"count": 1, "name": "w"}]
-    assert [_get(fleet.clusters[w], "jobset", "mk-empty", "-n", NAMESPACE) for w in ("east", "west")] == [None, None]
-    manager.kubectl("delete", "jobset", "mk-empty", "-n", NAMESPACE)
-
-
 def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothing_is_lost(fleet: Fleet) -> None:
     """Stop west (every process of its control plane) while it runs the probe; give east room (its stack's pool
     grows, re-planned and applied); the manager's Kueue re-dispatches after workerLostTimeout."""
