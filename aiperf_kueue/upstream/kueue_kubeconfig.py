@@ -239,12 +239,7 @@ def _field_types(entry: _Entry, section: str) -> Iterator[KubeconfigProblem]:
         "contexts": (_CONTEXT_STRINGS, (), (), ()),
     }[section]
     body = entry.body
-    for key in strings:
-        if body.get(key) is not None and not isinstance(body[key], str):
-            yield _at(entry, key, "is not a string")
-    for key in bools:
-        if body.get(key) is not None and not isinstance(body[key], bool):
-            yield _at(entry, key, "is not true or false")
+    yield from _scalar_types(entry, strings, bools)
     for key in data:
         if body.get(key) is not None and not _is_base64(body[key]):
             yield _at(entry, key, "is not base64 text")
@@ -255,16 +250,21 @@ def _field_types(entry: _Entry, section: str) -> Iterator[KubeconfigProblem]:
         yield from _exec_types(_Entry(f"{entry.place}.exec", body["exec"]))
 
 
+def _scalar_types(entry: _Entry, strings: tuple[str, ...], bools: tuple[str, ...]) -> Iterator[KubeconfigProblem]:
+    """Go's JSON decoding of ``entry``'s string and bool fields: absent or null is fine, another kind is not."""
+    for key in strings:
+        if entry.body.get(key) is not None and not isinstance(entry.body[key], str):
+            yield _at(entry, key, "is not a string")
+    for key in bools:
+        if entry.body.get(key) is not None and not isinstance(entry.body[key], bool):
+            yield _at(entry, key, "is not true or false")
+
+
 def _exec_types(plugin: _Entry) -> Iterator[KubeconfigProblem]:
     """Go's JSON decoding into ``ExecConfig``: strings, a bool, ``args`` a list of strings, ``env`` a list of
     ``{name, value}`` string mappings."""
     body = plugin.body
-    for key in _EXEC_STRINGS:
-        if body.get(key) is not None and not isinstance(body[key], str):
-            yield _at(plugin, key, "is not a string")
-    for key in _EXEC_BOOLS:
-        if body.get(key) is not None and not isinstance(body[key], bool):
-            yield _at(plugin, key, "is not true or false")
+    yield from _scalar_types(plugin, _EXEC_STRINGS, _EXEC_BOOLS)
     args = body.get("args")
     if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
         yield _at(plugin, "args", "is not a list of strings")
