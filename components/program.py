@@ -76,7 +76,9 @@ def main() -> None:
     gate: list[pulumi.Resource] = [kueue.gate]
     default_queue = submit.default_queue(config)  # the operator's env default; annotations follow it
 
-    cluster_queues = [manifests.cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues]
+    cluster_queues = [
+        manifests.cluster_queue(cq, plan, config.queues.cohort_of(cq)) for cq in config.queues.cluster_queues
+    ]
     queues_after = list(gate)
     fleet = config.multikueue
     if fleet is not None and fleet.role == "manager":
@@ -127,7 +129,7 @@ def main() -> None:
         "queues",
         KueueQueuesArgs(
             flavors=[manifests.resource_flavor(p, target) for p in config.inventory.pools],
-            cohort=manifests.cohort(config.queues.cohort, target) if config.queues.cohort else None,
+            cohorts=[manifests.cohort(name, plan, config.queues) for name in plan.cohorts],
             cluster_queues=cluster_queues,
             after=queues_after,
         ),

@@ -1,4 +1,4 @@
-"""ResourceFlavors, the Cohort and the ClusterQueues of a stack."""
+"""ResourceFlavors, the Cohorts and the ClusterQueues of a stack."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ class KueueQueuesArgs:
 
     flavors: Sequence[dict[str, Any]]
     cluster_queues: Sequence[dict[str, Any]]
-    cohort: dict[str, Any] | None = None
+    cohorts: Sequence[dict[str, Any]] = ()
+    """Cohorts, each after its parent when the parent is among them."""
     after: Sequence[pulumi.Resource] = ()
     """What every object waits for: the Kueue readiness gate."""
 
@@ -37,11 +38,24 @@ class KueueQueues(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
         flavors = [KubeObject(f"{name}-flavor-{m['metadata']['name']}", m, child) for m in args.flavors]
         before: list[pulumi.Resource] = [*args.after, *flavors]
-        if args.cohort is not None:
-            # The documented order as real edges: flavors, then the Cohort, then ClusterQueues
-            # (and the reverse on destroy).
-            cohort = pulumi.ResourceOptions(parent=self, depends_on=list(before))
-            before.append(KubeObject(f"{name}-cohort-{args.cohort['metadata']['name']}", args.cohort, cohort))
+        # The documented order as real edges: flavors, then the Cohorts (a parent before its children),
+        # then ClusterQueues (and the reverse on destroy). Kueue accepts any order; the edges make a
+        # destroy take a team's queue down before its department.
+        cohorts: dict[str, KubeObject] = {}
+        by_name = {m["metadata"]["name"]: m for m in args.cohorts}
+
+        def declare(cohort_name: str) -> KubeObject:
+            if cohort_name not in cohorts:
+                manifest = by_name[cohort_name]
+                parent = manifest["spec"].get("parentName")
+                above = [declare(parent)] if parent in by_name and parent != cohort_name else []
+                opts = pulumi.ResourceOptions(parent=self, depends_on=[*before, *above])
+                cohorts[cohort_name] = KubeObject(f"{name}-cohort-{cohort_name}", manifest, opts)
+            return cohorts[cohort_name]
+
+        for cohort_name in by_name:
+            declare(cohort_name)
+        before += list(cohorts.values())
         self.cluster_queues = {
             m["metadata"]["name"]: KubeObject(
                 f"{name}-cq-{m['metadata']['name']}",

@@ -55,6 +55,11 @@ def make_plan(
     )
 
 
+def cohorted(plan: QueuePlan, cohort: str = "all") -> QueuePlan:
+    """``plan`` with every ClusterQueue in one flat cohort."""
+    return dataclasses.replace(plan, parents=dict.fromkeys(plan.nominal, cohort), cohorts=(cohort,))
+
+
 #: Operator sizings the tests size jobs with: 0.13.0's defaults, and a small worker pod.
 SIZINGS: dict[str, Sizing] = {
     "0.13.0": release_sizing("0.13.0"),
@@ -96,14 +101,14 @@ SHARED = make_plan(
 
 
 def test_max_capacity_without_cohort_is_nominal() -> None:
-    assert SHARED.max_capacity("team-a", "cpu", "cpu", in_cohort=False) == 2
-    assert SHARED.borrowable("team-a", "cpu", "memory", in_cohort=False) == 0
+    assert SHARED.max_capacity("team-a", "cpu", "cpu") == 2
+    assert SHARED.borrowable("team-a", "cpu", "memory") == 0
 
 
 def test_max_capacity_in_cohort_adds_what_the_others_lend() -> None:
     # team-b and team-c lend everything: 6 + 8 = 14 CPU, 32Gi + 32Gi memory.
-    assert SHARED.max_capacity("team-a", "cpu", "cpu", in_cohort=True) == 16
-    assert SHARED.max_capacity("team-a", "cpu", "memory", in_cohort=True) == 128 * GI
+    assert cohorted(SHARED).max_capacity("team-a", "cpu", "cpu") == 16
+    assert cohorted(SHARED).max_capacity("team-a", "cpu", "memory") == 128 * GI
 
 
 def test_max_capacity_respects_lending_and_borrowing_limits() -> None:
@@ -114,16 +119,16 @@ def test_max_capacity_respects_lending_and_borrowing_limits() -> None:
         lending={"team-c": {"cpu": {"cpu": Fraction(1), "memory": Fraction(0)}}},
     )
     # Others lend 6 + 1 = 7 CPU, but team-a's borrowingLimit caps it at 3.
-    assert plan.borrowable("team-a", "cpu", "cpu", in_cohort=True) == 3
-    assert plan.max_capacity("team-a", "cpu", "cpu", in_cohort=True) == 5
+    assert cohorted(plan).borrowable("team-a", "cpu", "cpu") == 3
+    assert cohorted(plan).max_capacity("team-a", "cpu", "cpu") == 5
     # Memory: team-b lends 32Gi, team-c 0 (lendingLimit); no borrowingLimit for memory.
-    assert plan.max_capacity("team-a", "cpu", "memory", in_cohort=True) == 96 * GI
+    assert cohorted(plan).max_capacity("team-a", "cpu", "memory") == 96 * GI
     # team-b borrows from team-a (all 2) and team-c (lendingLimit 1): 6 + 3.
-    assert plan.max_capacity("team-b", "cpu", "cpu", in_cohort=True) == 9
+    assert cohorted(plan).max_capacity("team-b", "cpu", "cpu") == 9
 
 
 def test_fits_on_nominal() -> None:
-    result = assign(SHARED, "team-a", pod_sets(50), in_cohort=False)
+    result = assign(SHARED, "team-a", pod_sets(50))
     assert result == Assignment(
         cluster_queue="team-a",
         pod_sets=(PodSetAssignment("controller", 1, "cpu"), PodSetAssignment("workers", 1, "cpu")),
@@ -137,7 +142,7 @@ def test_fits_on_nominal() -> None:
 
 def test_fits_only_by_borrowing() -> None:
     # 0.13.0's defaults: 3800m / 7936Mi. team-a has 2 CPU of its own; the cohort lends 14 more.
-    result = assign(SHARED, "team-a", pod_sets(50, "0.13.0"), in_cohort=True)
+    result = assign(cohorted(SHARED), "team-a", pod_sets(50, "0.13.0"))
     assert result == Assignment(
         cluster_queue="team-a",
         pod_sets=(
@@ -154,7 +159,7 @@ def test_fits_only_by_borrowing() -> None:
 
 
 def test_fits_nowhere_without_cohort() -> None:
-    result = assign(SHARED, "team-a", pod_sets(50, "0.13.0"), in_cohort=False)
+    result = assign(SHARED, "team-a", pod_sets(50, "0.13.0"))
     assert not result.fits
     # The controller (450m) takes the flavor first; the worker pod (3350m) then finds 2 - 450m left.
     assert result.error == (
@@ -174,7 +179,7 @@ def test_fits_nowhere_even_by_borrowing() -> None:
         {"team-a": {"cpu": amounts("2", "32Gi")}, "team-b": {"cpu": amounts("6", "32Gi")}},
     )
     # 200 workers = 20 pods: 450m + 20 × 150m = 3450m; 1792Mi + 20 × 5120Mi = 104192Mi.
-    result = assign(plan, "team-a", pod_sets(20_000), in_cohort=True)
+    result = assign(cohorted(plan), "team-a", pod_sets(20_000))
     # Room after the controller: (65536Mi - 1792Mi) / 5120Mi = 12.45 → 12 worker pods (cpu: 7550m / 150m = 50).
     # Missing: 104192Mi - 64Gi (65536Mi) = 38656Mi.
     assert result.error == (
@@ -195,7 +200,7 @@ TWO_POOLS = {"small": amounts("1", "8Gi"), "large": amounts("16", "64Gi")}
 def test_lands_on_second_flavor_when_first_is_too_small() -> None:
     # small: 1 CPU but only 1Gi memory: neither podSet fits there.
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("1", "1Gi"), "large": amounts("8", "32Gi")}})
-    result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50))
     assert result.pod_sets == (PodSetAssignment("controller", 1, "large"), PodSetAssignment("workers", 1, "large"))
     assert result.flavors == ("large",)
     assert result.usage == {"large": {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI)}}
@@ -205,10 +210,10 @@ def test_lands_on_second_flavor_when_first_is_too_small() -> None:
 def test_podsets_accumulate_on_a_flavor() -> None:
     # small holds 600m: controller (450m) then workers (150m) fill it exactly.
     fits = make_plan(TWO_POOLS, {"team-a": {"small": amounts("600m", "8Gi"), "large": amounts("8", "32Gi")}})
-    assert assign(fits, "team-a", pod_sets(50), in_cohort=False).flavors == ("small",)
+    assert assign(fits, "team-a", pod_sets(50)).flavors == ("small",)
     # 599m: the controller still fits small, but 450m + 150m does not, so the workers go to large.
     split = make_plan(TWO_POOLS, {"team-a": {"small": amounts("599m", "8Gi"), "large": amounts("8", "32Gi")}})
-    result = assign(split, "team-a", pod_sets(50), in_cohort=False)
+    result = assign(split, "team-a", pod_sets(50))
     assert result.pod_sets == (PodSetAssignment("controller", 1, "small"), PodSetAssignment("workers", 1, "large"))
     assert result.usage == {
         "small": {"cpu": Fraction(450, 1000), "memory": Fraction(1792 * MI)},
@@ -220,13 +225,13 @@ def test_podsets_accumulate_on_a_flavor() -> None:
 def test_each_podset_gets_the_first_flavor_it_fits() -> None:
     # small: 400m. The controller (450m) goes to large; the worker pod (150m) alone fits small.
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("400m", "8Gi"), "large": amounts("8", "32Gi")}})
-    result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50))
     assert result.pod_sets == (PodSetAssignment("controller", 1, "large"), PodSetAssignment("workers", 1, "small"))
 
 
 def test_fits_nowhere_lists_every_flavor() -> None:
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("1", "1Gi"), "large": amounts("2", "4Gi")}})
-    result = assign(plan, "team-a", pod_sets(50, "0.13.0"), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50, "0.13.0"))
     # The controller (450m, 1792Mi) fits only large; the worker pod (3350m, 6Gi) then fits neither. Kueue
     # names every resource short in every flavor, sorted. The fix grows small by the whole job
     # (3800m - 1 = 2800m, 7936Mi - 1Gi = 6912Mi): small grown by the worker pod's shortfall alone
@@ -250,7 +255,7 @@ def test_fits_nowhere_lists_every_flavor() -> None:
 
 def test_controller_that_fits_nowhere_is_the_podset_named() -> None:
     plan = make_plan(TWO_POOLS, {"team-a": {"small": amounts("400m", "8Gi"), "large": amounts("300m", "32Gi")}})
-    result = assign(plan, "team-a", pod_sets(50), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50))
     # small + 50m holds the controller (450m); the worker pod (150m, 5Gi) then goes to large.
     assert result.error == (
         "fix: give ClusterQueue team-a cpu +50m in flavor small (nominalQuota); "
@@ -276,16 +281,16 @@ def test_controller_that_fits_nowhere_is_the_podset_named() -> None:
 def test_the_quota_fix_admits_the_job(small: Amounts, large: Amounts, sizing: str, fix: str, grown: Amounts) -> None:
     pools = {"small": amounts("16", "64Gi"), "large": amounts("16", "64Gi")}
     plan = make_plan(pools, {"team-a": {"small": small, "large": large}})
-    result = assign(plan, "team-a", pod_sets(50, sizing), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50, sizing))
     assert result.error is not None
     assert result.error.startswith(f"fix: give ClusterQueue team-a {fix} in flavor small (nominalQuota); ")
     fixed = make_plan(pools, {"team-a": {"small": grown, "large": large}})
-    assert assign(fixed, "team-a", pod_sets(50, sizing), in_cohort=False).fits
+    assert assign(fixed, "team-a", pod_sets(50, sizing)).fits
 
 
 def test_kueue_before_0_15_words_the_capacity_reason_as_it_did() -> None:
     plan = dataclasses.replace(SHARED, target=KueueTarget.resolve("0.10.1", "auto"))
-    result = assign(plan, "team-a", pod_sets(50, "0.13.0"), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50, "0.13.0"))
     assert result.error is not None
     assert result.error.endswith(
         "\"couldn't assign flavors to pod set workers: insufficient quota for cpu in flavor cpu, request > "
@@ -302,15 +307,15 @@ def test_when_can_borrow_try_next_flavor() -> None:
             "team-b": {"small": amounts("8", "32Gi"), "large": amounts("0", "0")},
         },
     )
-    stop = assign(plan, "team-a", pod_sets(50), in_cohort=True)
+    stop = assign(cohorted(plan), "team-a", pod_sets(50))
     assert (stop.flavors, stop.borrowing, stop.jobs_on_nominal) == (("small",), True, 0)
-    try_next = assign(plan, "team-a", pod_sets(50), in_cohort=True, when_can_borrow="TryNextFlavor")
+    try_next = assign(cohorted(plan), "team-a", pod_sets(50), when_can_borrow="TryNextFlavor")
     assert (try_next.flavors, try_next.borrowing, try_next.jobs_on_nominal) == (("large",), False, 4)
 
 
 def test_uncovered_resource_waits_forever() -> None:
     init = [{"name": "scratch", "resources": {"requests": {"ephemeral-storage": "10Gi"}}}]
-    result = assign(SHARED, "team-a", pod_sets(50, podTemplate={"initContainers": init}), in_cohort=False)
+    result = assign(SHARED, "team-a", pod_sets(50, podTemplate={"initContainers": init}))
     assert result.error == (
         "requests ephemeral-storage 20Gi, which ClusterQueue team-a does not cover: it would wait forever with "
         "'resource ephemeral-storage unavailable in ClusterQueue'; add ephemeral-storage to "
@@ -325,13 +330,13 @@ def test_covered_extra_resource_is_charged() -> None:
         covered=("cpu", "memory", "ephemeral-storage"),
     )
     init = [{"name": "scratch", "resources": {"requests": {"ephemeral-storage": "10Gi"}}}]
-    result = assign(plan, "team-a", pod_sets(50, podTemplate={"initContainers": init}), in_cohort=False)
+    result = assign(plan, "team-a", pod_sets(50, podTemplate={"initContainers": init}))
     assert result.usage["cpu"]["ephemeral-storage"] == 20 * GI
     assert result.jobs_on_nominal == 2  # floor(50Gi / 20Gi)
 
 
 def test_resource_mode_none_always_fits() -> None:
-    result = assign(SHARED, "team-a", pod_sets(20_000, resourceMode="none"), in_cohort=False)
+    result = assign(SHARED, "team-a", pod_sets(20_000, resourceMode="none"))
     assert result == Assignment(
         cluster_queue="team-a",
         pod_sets=(PodSetAssignment("controller", 1, None), PodSetAssignment("workers", 20, None)),
@@ -344,7 +349,7 @@ def test_resource_mode_none_always_fits() -> None:
 
 def test_unknown_cluster_queue() -> None:
     with pytest.raises(KeyError, match="unknown ClusterQueue 'team-z'"):
-        assign(SHARED, "team-z", pod_sets(50), in_cohort=False)
+        assign(SHARED, "team-z", pod_sets(50))
 
 
 # --------------------------------------------------------------------------- check_jobs
@@ -424,7 +429,7 @@ def test_check_jobs_borrowing_warning_in_cohort() -> None:
             {"name": "lat", "namespace": "bench-a", "concurrency": [128], "spec": base_spec(connectionsPerWorker=1)}
         )
     ]
-    report = check_jobs(expand_sweeps([], sweeps, "test.yaml"), config, STACK_PLAN, preset())
+    report = check_jobs(expand_sweeps([], sweeps, "test.yaml"), config, cohorted(STACK_PLAN), preset())
     assert report.problems == ()
     assert report.admissions[0].assignment.borrowing
     assert report.warnings == (

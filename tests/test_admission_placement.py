@@ -294,7 +294,7 @@ CPU = Flavor("cpu", (("node-pool", "cpu"),))
 
 def test_node_selector_lands_the_job_on_its_pool() -> None:
     pods = job_shape(spec({"nodeSelector": {"node-pool": "gpu-h100"}}), preset()).pod_sets
-    result = assign(TWO_POOLS, "team-a", pods, in_cohort=False, flavors=Flavors([CPU, H100_TOLERATED]))
+    result = assign(TWO_POOLS, "team-a", pods, flavors=Flavors([CPU, H100_TOLERATED]))
     assert result.pod_sets == (
         PodSetAssignment("controller", 1, "gpu-h100"),
         PodSetAssignment("workers", 1, "gpu-h100"),
@@ -305,15 +305,15 @@ def test_node_selector_lands_the_job_on_its_pool() -> None:
 
 def test_without_flavors_every_pool_accepts_every_pod() -> None:
     pods = job_shape(spec({"nodeSelector": {"node-pool": "gpu-h100"}}), preset()).pod_sets
-    assert assign(TWO_POOLS, "team-a", pods, in_cohort=False).flavors == ("cpu",)
+    assert assign(TWO_POOLS, "team-a", pods).flavors == ("cpu",)
 
 
 def test_untolerated_taint_moves_the_job_to_the_next_flavor() -> None:
     tainted = Flavor("cpu", CPU.node_labels, (Taint(key="dedicated", value="x", effect="NoSchedule"),))
-    result = assign(TWO_POOLS, "team-a", pod_sets(50), in_cohort=False, flavors=Flavors([tainted, H100_TOLERATED]))
+    result = assign(TWO_POOLS, "team-a", pod_sets(50), flavors=Flavors([tainted, H100_TOLERATED]))
     assert (result.flavors, result.jobs_on_nominal) == (("gpu-h100",), 37)
     tolerating = job_shape(spec({"tolerations": [{"key": "dedicated", "operator": "Exists"}]}), preset()).pod_sets
-    result = assign(TWO_POOLS, "team-a", tolerating, in_cohort=False, flavors=Flavors([tainted, H100_TOLERATED]))
+    result = assign(TWO_POOLS, "team-a", tolerating, flavors=Flavors([tainted, H100_TOLERATED]))
     assert (result.flavors, result.jobs_on_nominal) == (("cpu",), 1)  # floor(8Gi / 6912Mi) = 1
 
 
@@ -324,7 +324,7 @@ def test_skipped_flavors_and_a_flavor_too_small() -> None:
         {"cpu": amounts("16", "64Gi"), "gpu-h100": amounts("32", "256Gi")},
         {"team-a": {"cpu": amounts("8", "6Gi"), "gpu-h100": amounts("32", "256Gi")}},
     )
-    result = assign(plan, "team-a", pods, in_cohort=False, flavors=Flavors([CPU, H100]))
+    result = assign(plan, "team-a", pods, flavors=Flavors([CPU, H100]))
     assert result.error == (
         "fix: give ClusterQueue team-a memory +1792Mi in flavor cpu (nominalQuota); needs cpu 3800m, memory "
         "7936Mi; ClusterQueue team-a can reach at most cpu 8, memory 6Gi in flavor cpu "
@@ -337,7 +337,7 @@ def test_skipped_flavors_and_a_flavor_too_small() -> None:
 
 def test_no_flavor_accepts_the_pods() -> None:
     pods = job_shape(spec({"nodeSelector": {"node-pool": "gpu-a100"}}), preset()).pod_sets
-    result = assign(TWO_POOLS, "team-a", pods, in_cohort=False, flavors=Flavors([CPU, H100]))
+    result = assign(TWO_POOLS, "team-a", pods, flavors=Flavors([CPU, H100]))
     assert result.error == (
         "its pods' nodeSelector, affinity and tolerations (spec.podTemplate) match no flavor of ClusterQueue "
         "team-a (the pools' nodeLabels and nodeTaints); Kueue would keep it pending with \"couldn't assign "
@@ -349,7 +349,7 @@ def test_no_flavor_accepts_the_pods() -> None:
 def test_a_pod_set_without_requests_checks_no_flavor() -> None:
     # resourceMode none: nothing requested, so no flavor is looked for and none can be skipped.
     pods = job_shape(spec({"nodeSelector": {"node-pool": "gpu-a100"}}, resourceMode="none"), preset()).pod_sets
-    result = assign(TWO_POOLS, "team-a", pods, in_cohort=False, flavors=Flavors([CPU, H100]))
+    result = assign(TWO_POOLS, "team-a", pods, flavors=Flavors([CPU, H100]))
     assert (result.fits, result.flavors, result.requests, result.jobs_on_nominal) == (True, (), {}, None)
 
 
@@ -367,14 +367,14 @@ def pods_plan(pods_quota: str) -> Any:
 
 
 def test_covered_pods_are_charged_one_per_pod() -> None:
-    result = assign(pods_plan("4"), "team-a", pod_sets(50), in_cohort=False)
+    result = assign(pods_plan("4"), "team-a", pod_sets(50))
     assert result.requests == {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI), "pods": 2}
     assert result.usage == {"cpu": {"cpu": Fraction(600, 1000), "memory": Fraction(6912 * MI), "pods": 2}}
     assert result.jobs_on_nominal == 2  # floor(4 pods / 2); cpu would allow 13, memory 4
 
 
 def test_two_pod_job_with_one_pod_of_quota_never_fits() -> None:
-    result = assign(pods_plan("1"), "team-a", pod_sets(50), in_cohort=False)
+    result = assign(pods_plan("1"), "team-a", pod_sets(50))
     # The controller takes the one pod; the single worker pod needs 1 + 1 - 1 = 1 more (no room to run fewer).
     assert result.error == (
         "fix: give ClusterQueue team-a pods +1 in flavor cpu (nominalQuota); "
@@ -387,7 +387,7 @@ def test_two_pod_job_with_one_pod_of_quota_never_fits() -> None:
 
 
 def test_pods_are_charged_even_when_nothing_else_is() -> None:
-    result = assign(pods_plan("4"), "team-a", pod_sets(50, resourceMode="none"), in_cohort=False)
+    result = assign(pods_plan("4"), "team-a", pod_sets(50, resourceMode="none"))
     assert (result.flavors, result.requests, result.jobs_on_nominal) == (("cpu",), {"pods": 2}, 2)
 
 

@@ -92,7 +92,7 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
         "aiperf-kueue:queues.clusterQueues[0].borrowLimit: unknown key 'borrowLimit' (did you mean "
         "'borrowingLimit'?); allowed: name, share, "
         "nominalQuota, borrowingLimit, lendingLimit, preemption, queueingStrategy, flavorFungibility, "
-        "fairSharing, stopPolicy, namespaces",
+        "fairSharing, stopPolicy, cohortName, namespaces",
     ),
     # --- missing required keys
     "missing-pools": ("aiperf-kueue:inventory.pools: required, but not set",),
@@ -187,11 +187,13 @@ EXPECTED: dict[str, tuple[Expected, ...]] = {
     # --- borrowing and lending limits
     "borrowing-limit-without-cohort": (
         "aiperf-kueue:queues.clusterQueues[0].borrowingLimit: "
-        "borrowingLimit needs queues.cohort: Kueue accepts it only for a ClusterQueue in a cohort",
+        "borrowingLimit needs a cohort (queues.cohort, or this queue's cohortName): Kueue accepts it only for a "
+        "ClusterQueue in a cohort",
     ),
     "lending-limit-without-cohort": (
         "aiperf-kueue:queues.clusterQueues[0].lendingLimit: "
-        "lendingLimit needs queues.cohort: Kueue accepts it only for a ClusterQueue in a cohort",
+        "lendingLimit needs a cohort (queues.cohort, or this queue's cohortName): Kueue accepts it only for a "
+        "ClusterQueue in a cohort",
     ),
     "lending-limit-over-nominal": (
         'aiperf-kueue:queues.clusterQueues[0].lendingLimit.gpu["nvidia.com/gpu"]: '

@@ -81,9 +81,8 @@ def all_queue_objects(config: StackConfig, plan: QueuePlan) -> list[dict[str, An
     """Every Kueue object of a stack from the pure builders, in apply order."""
     target = plan.target
     objs = [manifests.resource_flavor(p, target) for p in config.inventory.pools]
-    if config.queues.cohort:
-        objs.append(manifests.cohort(config.queues.cohort, target))
-    objs += [manifests.cluster_queue(cq, plan, config.queues.cohort) for cq in config.queues.cluster_queues]
+    objs += [manifests.cohort(name, plan, config.queues) for name in plan.cohorts]
+    objs += [manifests.cluster_queue(cq, plan, config.queues.cohort_of(cq)) for cq in config.queues.cluster_queues]
     for cq in config.queues.cluster_queues:
         for ns in cq.namespaces:
             objs += [manifests.local_queue(n, ns.name, cq.name, target) for n in manifests.local_queue_names(ns)]

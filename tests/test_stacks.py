@@ -98,6 +98,7 @@ def test_promised_defaults() -> None:
             ],
         },
         "queues": {
+            "cohorts": [],
             "coveredResources": [],
             "clusterQueues": [
                 {
@@ -197,7 +198,7 @@ def test_api_version_follows_the_pinned_kueue(version: str, api_version: str, ex
         }
     )
     cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, "all")
-    assert (cq["apiVersion"], manifests.cohort("all", plan.target)["apiVersion"], next(iter(cq["spec"]))) == expected
+    assert (cq["apiVersion"], manifests.cohort("all", plan, config.queues)["apiVersion"], next(iter(cq["spec"]))) == expected
     legacy = version < "0.15"
     assert cq["spec"]["flavorFungibility"] == (
         {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}

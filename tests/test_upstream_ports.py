@@ -33,6 +33,8 @@ PORTS = {
     "aiperf_kueue/config/aiperf_comm.py": ["aiperf"],
     "aiperf_kueue/config/aiperf_plot.py": ["aiperf"],
     "aiperf_kueue/queues/queue_checks.py": ["kueue"],
+    "aiperf_kueue/queues/queue_plan.py": ["kueue"],
+    "aiperf_kueue/queues/cohort_tree.py": ["kueue"],
     "aiperf_kueue/workload/job_shape.py": ["aiperf"],
     "aiperf_kueue/workload/sizing.py": ["aiperf"],
     "aiperf_kueue/workload/credentials.py": ["aiperf"],
@@ -117,7 +119,7 @@ def test_no_module_claims_a_port_it_is_not_listed_as() -> None:
         str(p.relative_to(ROOT)) for p in (ROOT / "aiperf_kueue").rglob("*.py") if HEADER.search(p.read_text())
     )
     assert claimed == sorted(PORTS)
-    assert len(claimed) == 27
+    assert len(claimed) == 29
 
 
 def test_docs_list_every_port() -> None:
@@ -129,5 +131,5 @@ def test_a_bumped_pin_names_the_ports_to_reread() -> None:
     """Bumping Kueue's pin without re-reading its ports names each of them, with both versions."""
     stale = stale_ports({**pins(), "kueue": "v0.20.7"})
     assert sorted(stale) == sorted(path for path, projects in PORTS.items() if "kueue" in projects)
-    assert len(stale) == 11
+    assert len(stale) == 13
     assert stale["aiperf_kueue/workload/flavor_assigner.py"] == ["kueue v0.19.2 (pinned v0.20.7)"]

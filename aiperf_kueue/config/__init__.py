@@ -8,13 +8,14 @@ from aiperf_kueue.common.errors import PROJECT
 from aiperf_kueue.config.inventory import Inventory, Pool, Taint, Toleration
 from aiperf_kueue.config.kueue import KueueConfig
 from aiperf_kueue.config.priorities import PriorityClass
-from aiperf_kueue.config.queues import ClusterQueue, Namespace, Queues
+from aiperf_kueue.config.queues import ClusterQueue, Cohort, Namespace, Queues
 from aiperf_kueue.config.stack import KEYS, StackConfig
 
 __all__ = [
     "KEYS",
     "PROJECT",
     "ClusterQueue",
+    "Cohort",
     "Inventory",
     "KueueConfig",
     "Namespace",

@@ -149,22 +149,18 @@ class ClusterQueue(Model):
     """Kueue ``stopPolicy`` (default None). Set ``HoldAndDrain`` before removing a queue
     that has admitted workloads."""
 
+    cohort_name: DnsLabel | None = None
+    """The Cohort this ClusterQueue joins (Kueue ``cohortName``), one of ``queues.cohorts`` or
+    ``queues.cohort`` (default ``queues.cohort``; with neither, no cohort: no borrowing). Naming an
+    inner Cohort of a tree puts the queue under that department or team."""
+
     namespaces: list[Namespace] = Field(default_factory=list)
     """Benchmark namespaces whose LocalQueues point here (default none)."""
 
     @field_validator("share", mode="before")
     @classmethod
     def _share_shape(cls, value: Any) -> Any:
-        # One message per problem, not one per union member.
-        if value is None:
-            return value
-        if isinstance(value, bool):
-            raise ValueError(f"must be a percentage or a map of pool to percentage, got {show(value)}")
-        if isinstance(value, (int, float, str)):
-            return _percent(value)
-        if isinstance(value, dict):
-            return {str(k): _percent(v, str(k)) for k, v in value.items()}
-        raise ValueError(f"must be a percentage or a map of pool to percentage, got {show(value)}")
+        return _share(value)
 
     @model_validator(mode="after")
     def _one_of(self) -> ClusterQueue:
@@ -174,6 +170,19 @@ class ClusterQueue(Model):
         return self
 
 
+def _share(value: Any) -> Any:
+    # One message per problem, not one per union member.
+    if value is None:
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"must be a percentage or a map of pool to percentage, got {show(value)}")
+    if isinstance(value, (int, float, str)):
+        return _percent(value)
+    if isinstance(value, dict):
+        return {str(k): _percent(v, str(k)) for k, v in value.items()}
+    raise ValueError(f"must be a percentage or a map of pool to percentage, got {show(value)}")
+
+
 def _percent(value: Any, where: str | None = None) -> Decimal:
     try:
         return percent(value)
@@ -181,12 +190,64 @@ def _percent(value: Any, where: str | None = None) -> Decimal:
         raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
 
 
+class Cohort(Model):
+    """One Cohort of a tree (Kueue v1beta2 ``Cohort``): an organisation, a department or a team.
+
+    Its own quota (``share`` or ``nominalQuota``) is a pool shared by everything below it, on top
+    of its ClusterQueues' quotas, as in Kueue. Every share, a Cohort's or a ClusterQueue's, is a
+    percentage of the pool's total, and per pool all of them together may not exceed 100."""
+
+    name: DnsLabel
+    """Cohort name (DNS-1123 label, required); not the name of a ClusterQueue of the stack."""
+
+    parent_name: DnsLabel | None = None
+    """The parent Cohort (Kueue ``parentName``), another entry of ``queues.cohorts`` (default none:
+    a root). Unlike Kueue, which treats an unknown parent as an empty Cohort, a name that is not
+    declared here is an error: it is almost always a typo that cuts a department off its org."""
+
+    share: Decimal | dict[str, Decimal] | None = None
+    """The Cohort's own nominal quota as a percent of each pool's total, like a ClusterQueue's
+    ``share`` (default none: the Cohort holds no quota of its own and only passes on what its
+    members lend). At most one of ``share`` and ``nominalQuota``."""
+
+    nominal_quota: PoolQuantities | None = None
+    """Explicit own quotas ``{pool: {resource: quantity}}`` instead of ``share`` (default none)."""
+
+    borrowing_limit: PoolQuantities | None = None
+    """Most this Cohort's subtree may borrow from its parent, ``{pool: {resource: quantity}}``
+    (default: no limit). Only with ``parentName``: Kueue rejects it on a root."""
+
+    lending_limit: PoolQuantities | None = None
+    """Most of this subtree's quota its parent may lend on, ``{pool: {resource: quantity}}``
+    (default: all of it). Only with ``parentName``: Kueue rejects it on a root."""
+
+    fair_sharing: FairSharing | None = None
+    """Kueue ``fairSharing`` weight of this Cohort against its siblings (default weight 1); read only
+    when ``kueue.fairSharing.enable`` is true."""
+
+    @field_validator("share", mode="before")
+    @classmethod
+    def _share_shape(cls, value: Any) -> Any:
+        return _share(value)
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> Cohort:
+        if self.share is not None and self.nominal_quota is not None:
+            raise ValueError("set at most one of share and nominalQuota; both are set")
+        return self
+
+
 class Queues(Model):
-    """The queue hierarchy: an optional cohort and its ClusterQueues."""
+    """The queue hierarchy: an optional cohort, or a tree of them, and the ClusterQueues."""
 
     cohort: DnsLabel | None = None
-    """Cohort every ClusterQueue joins, so they borrow each other's unused quota
-    (default none: no borrowing). A Cohort object of that name is declared too."""
+    """Cohort every ClusterQueue joins unless it names its own ``cohortName``, so they borrow each
+    other's unused quota (default none: no borrowing). A Cohort object of that name is declared too:
+    with an empty spec, unless ``cohorts`` declares it."""
+
+    cohorts: list[Cohort] = Field(default_factory=list)
+    """A tree of Cohorts, parents named by ``parentName`` (default none). Needs Kueue's v1beta2
+    Cohort API: Kueue >= 0.15 with ``kueue.apiVersion`` v1beta2 (or auto)."""
 
     covered_resources: list[QualifiedName] = Field(default_factory=list)
     """Resources covered besides cpu, memory and the pools' GPU resources, e.g.
@@ -197,6 +258,10 @@ class Queues(Model):
     cluster_queues: list[ClusterQueue] = Field(min_length=1)
     """The ClusterQueues, usually one per team (required, at least one). The only ClusterQueue
     of a stack may leave out both ``share`` and ``nominalQuota``: it takes the whole inventory."""
+
+    def cohort_of(self, cq: ClusterQueue) -> str | None:
+        """The Cohort ``cq`` joins: its ``cohortName``, else ``queues.cohort`` (None: no cohort)."""
+        return cq.cohort_name or self.cohort
 
     @model_validator(mode="before")
     @classmethod

@@ -9,13 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
 from aiperf_kueue.common import quantity
-from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass
+from aiperf_kueue.config import ClusterQueue, Namespace, Pool, PriorityClass, Queues
 from aiperf_kueue.config.aiperf_spec import SPEC_DIGEST_LENGTH
-from aiperf_kueue.queues.queue_plan import QueuePlan
+from aiperf_kueue.queues.queue_plan import QueuePlan, Quotas
 from aiperf_kueue.upstream.kueue import DEFAULT_LOCAL_QUEUE, KueueTarget
 from aiperf_kueue.workload.admission import JobAdmission
 
@@ -63,9 +64,43 @@ def resource_flavor(pool: Pool, target: KueueTarget) -> Manifest:
     }
 
 
-def cohort(name: str, target: KueueTarget) -> Manifest:
-    """The Cohort object the ClusterQueues join (explicit, so it shows in diffs)."""
-    return {"apiVersion": target.cohort, "kind": "Cohort", "metadata": _kueue_meta(name), "spec": {}}
+def cohort(name: str, plan: QueuePlan, config: Queues) -> Manifest:
+    """A Cohort the ClusterQueues join (explicit, so it shows in diffs): ``queues.cohort`` with an empty
+    spec unless ``queues.cohorts`` declares it, then with its parent, own quota, limits and weight."""
+    spec: dict[str, Any] = {}
+    declared = next((c for c in config.cohorts if c.name == name), None)
+    if declared is not None:
+        if declared.parent_name is not None:
+            spec["parentName"] = declared.parent_name
+        limited = name in plan.cohort_borrowing or name in plan.cohort_lending
+        if name in plan.cohort_nominal or limited:
+            spec["resourceGroups"] = _resource_groups(
+                plan, plan.cohort_nominal.get(name, {}), plan.cohort_borrowing, plan.cohort_lending, name
+            )
+        if declared.fair_sharing is not None:
+            spec["fairSharing"] = {"weight": quantity.format_decimal(quantity.parse(declared.fair_sharing.weight))}
+    return {"apiVersion": plan.target.cohort, "kind": "Cohort", "metadata": _kueue_meta(name), "spec": spec}
+
+
+def _resource_groups(
+    plan: QueuePlan, nominal: Mapping[str, Mapping[str, Fraction]], borrowing: Quotas, lending: Quotas, name: str
+) -> list[dict[str, Any]]:
+    """One resource group listing every pool and every covered resource (quota 0 where none)."""
+    flavors = []
+    for pool in plan.pools:
+        resources = []
+        for res in plan.covered_resources:
+            entry: dict[str, Any] = {
+                "name": res,
+                "nominalQuota": quantity.manifest_quantity(res, nominal.get(pool.name, {}).get(res, Fraction(0))),
+            }
+            for key, limits in (("borrowingLimit", borrowing), ("lendingLimit", lending)):
+                amount = limits.get(name, {}).get(pool.name, {}).get(res)
+                if amount is not None:
+                    entry[key] = quantity.manifest_quantity(res, amount)
+            resources.append(entry)
+        flavors.append({"name": pool.name, "resources": resources})
+    return [{"coveredResources": list(plan.covered_resources), "flavors": flavors}]
 
 
 def namespace_selector(cluster_queue: str) -> dict[str, Any]:
@@ -76,25 +111,11 @@ def namespace_selector(cluster_queue: str) -> dict[str, Any]:
 def cluster_queue(cq: ClusterQueue, plan: QueuePlan, cohort_name: str | None) -> Manifest:
     """A ClusterQueue with one resource group listing every pool, every covered resource."""
     target = plan.target
-    flavors = []
-    for pool in plan.pools:
-        resources = []
-        for res in plan.covered_resources:
-            entry: dict[str, Any] = {
-                "name": res,
-                "nominalQuota": quantity.manifest_quantity(res, plan.nominal[cq.name][pool.name][res]),
-            }
-            for key, limits in (("borrowingLimit", plan.borrowing), ("lendingLimit", plan.lending)):
-                amount = limits.get(cq.name, {}).get(pool.name, {}).get(res)
-                if amount is not None:
-                    entry[key] = quantity.manifest_quantity(res, amount)
-            resources.append(entry)
-        flavors.append({"name": pool.name, "resources": resources})
     spec: dict[str, Any] = {}
     if cohort_name is not None:
         spec[target.cohort_field] = cohort_name
     spec["namespaceSelector"] = namespace_selector(cq.name)
-    spec["resourceGroups"] = [{"coveredResources": list(plan.covered_resources), "flavors": flavors}]
+    spec["resourceGroups"] = _resource_groups(plan, plan.nominal[cq.name], plan.borrowing, plan.lending, cq.name)
     if cq.preemption is not None:
         spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_none=True)
     if cq.queueing_strategy is not None:

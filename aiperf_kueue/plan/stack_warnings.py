@@ -45,13 +45,11 @@ def _gpu_pools(config: StackConfig) -> set[str]:
 def _cpu_memory_flavors(config: StackConfig, queues: QueuePlan, cq: str) -> list[str]:
     """Flavors where ``cq`` can hold cpu and memory (own or borrowed) and a pod without
     tolerations or node selectors may go (an AIPerf pod as the operator makes it by default)."""
-    in_cohort = config.queues.cohort is not None
     skipped = Flavors.of(config, queues.target).skipped(Placement())
     return [
         pool.name
         for pool in queues.pools
-        if pool.name not in skipped
-        and all(queues.max_capacity(cq, pool.name, r, in_cohort=in_cohort) > 0 for r in ("cpu", "memory"))
+        if pool.name not in skipped and all(queues.max_capacity(cq, pool.name, r) > 0 for r in ("cpu", "memory"))
     ]
 
 
@@ -107,10 +105,23 @@ def _jobs_on_gpu_flavors(config: StackConfig, jobs: JobsReport, warned: set[str]
 
 
 def _cohort_without_reclaim(config: StackConfig, queues: QueuePlan) -> list[str]:
-    """Cohort members that lend or borrow while no member can reclaim lent quota."""
-    cohort = config.queues.cohort
-    cqs = config.queues.cluster_queues
-    if cohort is None or len(cqs) < 2:
+    """Cohort members that lend or borrow while no member of their cohort tree can reclaim lent quota."""
+    # Reclaim works across a whole tree (Kueue preempts borrowers anywhere under the root), so the
+    # question is asked per tree: one flat cohort is a tree of one.
+    trees: dict[str, list[int]] = {}
+    for i, cq in enumerate(config.queues.cluster_queues):
+        if queues.in_cohort(cq.name):
+            trees.setdefault(queues.root(cq.name), []).append(i)
+    out = []
+    for root, members in trees.items():
+        out += _tree_without_reclaim(config, queues, root, members)
+    return out
+
+
+def _tree_without_reclaim(config: StackConfig, queues: QueuePlan, root: str, members: list[int]) -> list[str]:
+    all_cqs = config.queues.cluster_queues
+    cqs = [all_cqs[i] for i in members]
+    if len(cqs) < 2:
         return []
     if any(cq.preemption is not None and cq.preemption.reclaim_within_cohort in RECLAIMING for cq in cqs):
         return []
@@ -120,7 +131,7 @@ def _cohort_without_reclaim(config: StackConfig, queues: QueuePlan) -> list[str]
 
     def borrows(name: str, cell: tuple[str, str]) -> bool:
         own = queues.nominal.get(name, {}).get(cell[0], {}).get(cell[1], 0)
-        return name in submitting and queues.max_capacity(name, *cell, in_cohort=True) > own
+        return name in submitting and queues.max_capacity(name, *cell) > own
 
     def lends(name: str, cell: tuple[str, str]) -> bool:
         own = queues.nominal.get(name, {}).get(cell[0], {}).get(cell[1], 0)
@@ -128,7 +139,9 @@ def _cohort_without_reclaim(config: StackConfig, queues: QueuePlan) -> list[str]
         return min(own, limit) > 0 and any(borrows(o.name, cell) for o in cqs if o.name != name)
 
     out = []
-    for i, cq in enumerate(cqs):
+    for i, cq in zip(members, cqs, strict=True):
+        cohort = queues.parents[cq.name]
+        tree = "" if cohort == root else f" (in the tree of {root!r})"
         does = [
             verb
             for verb, test in (("lends to", lends), ("borrows from", borrows))
@@ -136,10 +149,11 @@ def _cohort_without_reclaim(config: StackConfig, queues: QueuePlan) -> list[str]
         ]
         if not does:
             continue
+        whose = "the cohort tree" if tree else "the cohort"
         out.append(
             f"{key_path('queues', 'clusterQueues', i)}: ClusterQueue {cq.name!r} {' and '.join(does)} cohort "
-            f"{cohort!r}, but no member of the cohort can reclaim (preemption.reclaimWithinCohort is Never or unset "
-            "everywhere): lent quota stays with the borrower's jobs until they finish, so nominal quota is not "
+            f"{cohort!r}{tree}, but no member of {whose} can reclaim (preemption.reclaimWithinCohort is Never or "
+            "unset everywhere): lent quota stays with the borrower's jobs until they finish, so nominal quota is not "
             "guaranteed; fix: set preemption.reclaimWithinCohort: Any (or LowerPriority) on each member that lends, "
             "so it can take its quota back, or stop the sharing with lendingLimit / borrowingLimit 0"
         )

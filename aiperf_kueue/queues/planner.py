@@ -21,6 +21,7 @@ from aiperf_kueue.common.display import listed, show
 from aiperf_kueue.common.errors import ConfigError, Problem, key_path
 from aiperf_kueue.config import Pool, StackConfig
 from aiperf_kueue.config.base import PoolQuantities, resource_quantity
+from aiperf_kueue.queues.cohort_tree import check_cohort_tree
 from aiperf_kueue.queues.queue_checks import (
     Checks,
     check_duplicate_names,
@@ -93,9 +94,19 @@ def plan_queues(config: StackConfig, source: str, *, install_problems: Sequence[
     pool_names = [p.name for p in inv.pools]
     warn_flavor_order(checks, inv.pools)
 
-    nominal = _nominal_quotas(checks, config, pools, covered)
+    tree = check_cohort_tree(checks, config)
+    nominal, cohort_nominal = _nominal_quotas(checks, config, pools, covered)
     borrowing: Quotas = {}
     lending: Quotas = {}
+    cohort_borrowing: Quotas = {}
+    cohort_lending: Quotas = {}
+    for j, cohort in enumerate(queues.cohorts):
+        for alias, limit, store in (
+            ("borrowingLimit", cohort.borrowing_limit, cohort_borrowing),
+            ("lendingLimit", cohort.lending_limit, cohort_lending),
+        ):
+            if limit is not None and cohort.parent_name is not None:
+                store[cohort.name] = _explicit(checks, ("queues", "cohorts", j, alias), limit, pool_names, covered)
     for i, cq in enumerate(queues.cluster_queues):
         here = ("queues", "clusterQueues", i)
         for attr, store in (("borrowing_limit", borrowing), ("lending_limit", lending)):
@@ -103,10 +114,11 @@ def plan_queues(config: StackConfig, source: str, *, install_problems: Sequence[
             alias = "borrowingLimit" if attr == "borrowing_limit" else "lendingLimit"
             if given is None:
                 continue
-            if queues.cohort is None:
+            if queues.cohort_of(cq) is None:
                 checks.error(
                     key_path(*here, alias),
-                    f"{alias} needs queues.cohort: Kueue accepts it only for a ClusterQueue in a cohort",
+                    f"{alias} needs a cohort (queues.cohort, or this queue's cohortName): Kueue accepts it "
+                    "only for a ClusterQueue in a cohort",
                 )
             store[cq.name] = _explicit(checks, (*here, alias), given, pool_names, covered)
         for pool_name, amounts in lending.get(cq.name, {}).items():
@@ -118,7 +130,7 @@ def plan_queues(config: StackConfig, source: str, *, install_problems: Sequence[
                         f"must be less than or equal to the nominalQuota: "
                         f"{quantity.canonical(res, amount)} > {quantity.canonical(res, own)}",
                     )
-        check_queue_policies(checks, here, cq, target, queues.cohort is not None)
+        check_queue_policies(checks, here, cq, target, queues.cohort_of(cq) is not None)
     _gpu_queues_only(checks, config, pools, nominal, borrowing)
 
     check_namespaces(checks, config, target)
@@ -137,6 +149,11 @@ def plan_queues(config: StackConfig, source: str, *, install_problems: Sequence[
         nominal=nominal,
         borrowing=borrowing,
         lending=lending,
+        parents=tree.parents,
+        cohorts=tree.cohorts,
+        cohort_nominal=cohort_nominal,
+        cohort_borrowing=cohort_borrowing,
+        cohort_lending=cohort_lending,
     )
     warn_no_cpu_or_memory(checks, config, plan)
     return dataclasses.replace(plan, warnings=tuple(checks.warnings))
@@ -211,35 +228,66 @@ def _explicit(
     return out
 
 
-def _nominal_quotas(checks: Checks, config: StackConfig, pools: tuple[PoolTotal, ...], covered: list[str]) -> Quotas:
-    cqs = config.queues.cluster_queues
-    pool_names = [p.name for p in pools]
-    nominal: Quotas = {cq.name: {p: {r: Fraction(0) for r in covered} for p in pool_names} for cq in cqs}
-    # Shares, apportioned per pool and resource among the ClusterQueues that use shares.
-    share_of: dict[int, dict[str, Fraction]] = {}
-    for i, cq in enumerate(cqs):
-        if cq.share is None:
+@dataclasses.dataclass(frozen=True)
+class _Holder:
+    """A ClusterQueue or a Cohort with its own quota, where it is in the config."""
+
+    loc: tuple[str | int, ...]
+    name: str
+    share: Decimal | dict[str, Decimal] | None
+    nominal_quota: PoolQuantities | None
+
+
+def _holders(config: StackConfig) -> tuple[list[_Holder], list[_Holder]]:
+    cqs = [
+        _Holder(("queues", "clusterQueues", i), cq.name, cq.share, cq.nominal_quota)
+        for i, cq in enumerate(config.queues.cluster_queues)
+    ]
+    seen: set[str] = set()
+    cohorts = []
+    for j, cohort in enumerate(config.queues.cohorts):
+        if cohort.name in seen:  # a duplicate, already refused
             continue
-        if isinstance(cq.share, dict):
-            for name in cq.share:
+        seen.add(cohort.name)
+        if cohort.share is not None or cohort.nominal_quota is not None:
+            cohorts.append(_Holder(("queues", "cohorts", j), cohort.name, cohort.share, cohort.nominal_quota))
+    return cqs, cohorts
+
+
+def _nominal_quotas(
+    checks: Checks, config: StackConfig, pools: tuple[PoolTotal, ...], covered: list[str]
+) -> tuple[Quotas, Quotas]:
+    """The ClusterQueues' and the Cohorts' own nominal quotas. Shares of both are percentages of the
+    pool's total, apportioned together, so that nothing is handed out twice."""
+    cqs, cohorts = _holders(config)
+    holders = [*cqs, *cohorts]
+    pool_names = [p.name for p in pools]
+    nominal: Quotas = {h.name: {p: {r: Fraction(0) for r in covered} for p in pool_names} for h in holders}
+    # Shares, apportioned per pool and resource among the holders that use shares.
+    share_of: dict[int, dict[str, Fraction]] = {}
+    for i, holder in enumerate(holders):
+        if holder.share is None:
+            continue
+        if isinstance(holder.share, dict):
+            for name in holder.share:
                 if name not in pool_names:
                     checks.error(
-                        key_path("queues", "clusterQueues", i, "share", name),
+                        key_path(*holder.loc, "share", name),
                         f"unknown pool {name!r}; pools: {', '.join(pool_names)}",
                     )
-            share_of[i] = {p: Fraction(cq.share.get(p, 0)) for p in pool_names}
+            share_of[i] = {p: Fraction(holder.share.get(p, 0)) for p in pool_names}
         else:
-            share_of[i] = {p: Fraction(cq.share) for p in pool_names}
+            share_of[i] = {p: Fraction(holder.share) for p in pool_names}
     for pool in pools:
         running = Fraction(0)
         for i in share_of:
             running += share_of[i][pool.name]
             if running > 100 + SHARE_SLACK:
                 checks.error(
-                    key_path("queues", "clusterQueues", i, "share"),
+                    key_path(*holders[i].loc, "share"),
                     f"shares of pool {pool.name!r} add up to {_pct(running)}%, more than 100% ("
                     # A fleet has hundreds of ClusterQueues: the first few shares, and how many more.
-                    + listed([f"{cqs[j].name} {_pct(share_of[j][pool.name])}" for j in share_of])
+                    + listed([f"{holders[j].name} {_pct(share_of[j][pool.name])}" for j in share_of])
                     + ")",
                 )
                 break
@@ -249,32 +297,30 @@ def _nominal_quotas(checks: Checks, config: StackConfig, pools: tuple[PoolTotal,
             step = unit_of(res)
             units = apportion(int(pool.totals[res] / step), [share_of[i][pool.name] for i in share_of])
             for i, u in zip(share_of, units, strict=True):
-                nominal[cqs[i].name][pool.name][res] = u * step
+                nominal[holders[i].name][pool.name][res] = u * step
     # Explicit quotas.
-    for i, cq in enumerate(cqs):
-        if cq.nominal_quota is None:
+    for holder in holders:
+        if holder.nominal_quota is None:
             continue
-        explicit = _explicit(
-            checks, ("queues", "clusterQueues", i, "nominalQuota"), cq.nominal_quota, pool_names, covered
-        )
+        explicit = _explicit(checks, (*holder.loc, "nominalQuota"), holder.nominal_quota, pool_names, covered)
         for name, amounts in explicit.items():
-            nominal[cq.name][name].update(amounts)
+            nominal[holder.name][name].update(amounts)
     # Nothing may be handed out twice.
     for pool in pools:
         for res in covered:
             handed = Fraction(0)
-            for i, cq in enumerate(cqs):
-                handed += nominal[cq.name][pool.name][res]
+            for holder in holders:
+                handed += nominal[holder.name][pool.name][res]
                 if handed > pool.totals[res]:
-                    field_name = "share" if cq.share is not None else "nominalQuota"
+                    field_name = "share" if holder.share is not None else "nominalQuota"
                     checks.error(
-                        key_path("queues", "clusterQueues", i, field_name),
+                        key_path(*holder.loc, field_name),
                         f"quotas for {res} in pool {pool.name!r} add up to "
                         f"{quantity.canonical(res, handed)}, more than the pool's "
                         f"{quantity.canonical(res, pool.totals[res])}",
                     )
                     break
-    return nominal
+    return {h.name: nominal[h.name] for h in cqs}, {h.name: nominal[h.name] for h in cohorts}
 
 
 def _gpu_queues_only(
@@ -282,7 +328,6 @@ def _gpu_queues_only(
 ) -> None:
     """``cpuAndMemoryFor: gpuQueues``: a ClusterQueue without GPUs in the pool gets none of its cpu or
     memory, nor may it borrow them; an explicit quota or limit saying otherwise is an error."""
-    in_cohort = config.queues.cohort is not None
     for p, (pool, total) in enumerate(zip(config.inventory.pools, pools, strict=True)):
         if pool.cpu_and_memory_for != "gpuQueues":
             continue
@@ -306,7 +351,7 @@ def _gpu_queues_only(
                         f"{total.gpu_resource} there, so it gets no {res} there; remove this quota or give it GPUs",
                     )
                 own[res] = Fraction(0)
-                if not in_cohort:
+                if config.queues.cohort_of(cq) is None:
                     continue
                 limits = borrowing.setdefault(cq.name, {}).setdefault(pool.name, {})
                 if limits.get(res):

@@ -55,9 +55,9 @@ def classes_in_use(config: StackConfig) -> dict[str, dict[str, list[str]]]:
 def priority_warnings(config: StackConfig) -> list[str]:
     """Priority classes used by a ClusterQueue whose preemption ignores priority; classes sharing a value."""
     out: list[str] = []
-    in_cohort = config.queues.cohort is not None
     used = classes_in_use(config)
     for i, cq in enumerate(config.queues.cluster_queues):
+        in_cohort = config.queues.cohort_of(cq) is not None
         if cq.name not in used or _acts_on_priority(cq, in_cohort):
             continue
         users = "; ".join(f"{cls} ({', '.join(who)})" for cls, who in used[cq.name].items())

@@ -227,8 +227,8 @@ def check_priority_classes(checks: Checks, config: StackConfig, target: KueueTar
 
 def check_unreachable_queues(checks: Checks, config: StackConfig, nominal: Quotas) -> None:
     """A ClusterQueue without quota: an error with no cohort to borrow from, else a warning."""
-    cohort = config.queues.cohort
     for i, cq in enumerate(config.queues.cluster_queues):
+        cohort = config.queues.cohort_of(cq)
         has_quota = any(a > 0 for amounts in nominal.get(cq.name, {}).values() for a in amounts.values())
         if has_quota:
             continue
@@ -253,12 +253,12 @@ def warn_no_cpu_or_memory(checks: Checks, config: StackConfig, plan: QueuePlan) 
     own quota or by borrowing in the cohort, no AIPerf job is ever admitted. Jobs declared in
     the stack are proven by the admission check; this covers jobs submitted by hand.
     """
-    in_cohort = config.queues.cohort is not None
     for i, cq in enumerate(config.queues.cluster_queues):
         if not cq.namespaces:  # already warned: nothing can be submitted to it
             continue
+        in_cohort = plan.in_cohort(cq.name)
         if any(
-            all(plan.max_capacity(cq.name, pool.name, r, in_cohort=in_cohort) > 0 for r in ("cpu", "memory"))
+            all(plan.max_capacity(cq.name, pool.name, r) > 0 for r in ("cpu", "memory"))
             for pool in plan.pools
         ):
             continue

@@ -4,6 +4,8 @@
 as :func:`aiperf_kueue.queues.planner.plan_queues` computes it, and answers what Kueue derives from
 it on an empty cluster: what a ClusterQueue lends, may borrow, and can ever hold. The tables
 ``plan.json`` shows (quotas, shares, limits, pool totals) are read from it here too.
+
+Upstream: kueue v0.19.2 pkg/cache/scheduler/resource_node.go
 """
 
 from __future__ import annotations
@@ -56,6 +58,18 @@ class QueuePlan:
     borrowing: Quotas
     lending: Quotas
     warnings: tuple[str, ...] = field(default=())
+    parents: dict[str, str] = field(default_factory=dict)
+    """The Cohort each ClusterQueue and each Cohort belongs to (absent: none, or a root Cohort).
+    Names are unique across both kinds (the planner refuses a Cohort named like a ClusterQueue)."""
+    cohorts: tuple[str, ...] = ()
+    """Every Cohort of the stack, ``queues.cohorts`` in config order then ``queues.cohort`` if undeclared."""
+    cohort_nominal: Quotas = field(default_factory=dict)
+    """The Cohorts' own quotas (only those with ``share`` or ``nominalQuota``)."""
+    cohort_borrowing: Quotas = field(default_factory=dict)
+    cohort_lending: Quotas = field(default_factory=dict)
+    _memo: dict[tuple[str, str, str, str], Fraction] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def quota_table(self) -> dict[str, dict[str, dict[str, str | int]]]:
         """``{clusterQueue: {flavor: {resource: canonical quantity}}}``."""
@@ -69,27 +83,83 @@ class QueuePlan:
         """``cq``'s nominalQuota of ``pool``/``resource`` (0 where it has none)."""
         return self.nominal.get(cq, {}).get(pool, {}).get(resource, Fraction(0))
 
-    def lendable(self, cq: str, pool: str, resource: str) -> Fraction:
-        """What ``cq`` lends its cohort of ``pool``/``resource``: its lendingLimit, else all its nominal quota."""
-        limits = self.lending.get(cq, {}).get(pool, {})
-        return limits[resource] if resource in limits else self.nominal_quota(cq, pool, resource)
+    # Kueue v0.19.2 pkg/cache/scheduler/resource_node.go on an empty cluster (no usage): a node's
+    # SubtreeQuota is its own nominal quota plus what each child passes up (its SubtreeQuota minus
+    # what it keeps, localQuota = SubtreeQuota − lendingLimit); potentialAvailable climbs to the root.
 
-    def borrowable(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
-        """Most ``cq`` can borrow of ``pool``/``resource`` on an empty cluster.
+    def in_cohort(self, name: str) -> bool:
+        """Whether the ClusterQueue or Cohort ``name`` has a parent Cohort to borrow from."""
+        return name in self.parents
 
-        0 without a cohort. In the cohort: what the other ClusterQueues lend (Σ lendingLimit,
-        else nominal), capped by ``cq``'s borrowingLimit where it sets one. The Cohort object
-        itself holds no quota in the stacks this program writes.
-        """
-        if not in_cohort:
+    def root(self, name: str) -> str:
+        """The root Cohort above ``name`` (``name`` itself when it has no parent)."""
+        seen = {name}
+        while name in self.parents and self.parents[name] not in seen:  # the planner refuses cycles
+            name = self.parents[name]
+            seen.add(name)
+        return name
+
+    def children(self, cohort: str) -> list[str]:
+        """The ClusterQueues and Cohorts whose parent is ``cohort``."""
+        return [child for child, parent in self.parents.items() if parent == cohort]
+
+    def _own(self, name: str, pool: str, resource: str) -> Fraction:
+        table = self.cohort_nominal if name in self.cohorts else self.nominal
+        return table.get(name, {}).get(pool, {}).get(resource, Fraction(0))
+
+    def _limit(self, which: str, name: str, pool: str, resource: str) -> Fraction | None:
+        if name in self.cohorts:
+            table = self.cohort_borrowing if which == "borrowing" else self.cohort_lending
+        else:
+            table = self.borrowing if which == "borrowing" else self.lending
+        return table.get(name, {}).get(pool, {}).get(resource)
+
+    def subtree_quota(self, name: str, pool: str, resource: str) -> Fraction:
+        """Kueue's ``SubtreeQuota`` of a ClusterQueue (its nominal quota) or a Cohort (its own quota
+        plus what every child lends up)."""
+        key = ("subtree", name, pool, resource)
+        if key not in self._memo:
+            total = self._own(name, pool, resource)
+            if name in self.cohorts:
+                for child in self.children(name):
+                    total += self.subtree_quota(child, pool, resource) - self.local_quota(child, pool, resource)
+            self._memo[key] = total
+        return self._memo[key]
+
+    def local_quota(self, name: str, pool: str, resource: str) -> Fraction:
+        """Kueue's ``localQuota``: what a node keeps from its parent (SubtreeQuota − lendingLimit), else 0."""
+        limit = self._limit("lending", name, pool, resource)
+        if limit is None:
             return Fraction(0)
-        others = sum((self.lendable(other, pool, resource) for other in self.nominal if other != cq), Fraction(0))
-        limits = self.borrowing.get(cq, {}).get(pool, {})
-        return min(others, limits[resource]) if resource in limits else others
+        return max(Fraction(0), self.subtree_quota(name, pool, resource) - limit)
 
-    def max_capacity(self, cq: str, pool: str, resource: str, *, in_cohort: bool) -> Fraction:
-        """Most of ``pool``/``resource`` ``cq`` can ever hold: its nominal quota + :meth:`borrowable`."""
-        return self.nominal_quota(cq, pool, resource) + self.borrowable(cq, pool, resource, in_cohort=in_cohort)
+    def lendable(self, cq: str, pool: str, resource: str) -> Fraction:
+        """What ``cq`` (a ClusterQueue or a Cohort) lends its parent of ``pool``/``resource``: its
+        SubtreeQuota minus what it keeps (all of it without a lendingLimit)."""
+        return self.subtree_quota(cq, pool, resource) - self.local_quota(cq, pool, resource)
+
+    def max_capacity(self, cq: str, pool: str, resource: str) -> Fraction:
+        """Most of ``pool``/``resource`` ``cq`` can ever hold on an empty cluster (Kueue's
+        ``potentialAvailable``): what it keeps plus what its parent can give, climbing to the root,
+        capped at each level by that level's borrowingLimit."""
+        key = ("potential", cq, pool, resource)
+        if key not in self._memo:
+            parent = self.parents.get(cq)
+            if parent is None:
+                found = self.subtree_quota(cq, pool, resource)
+            else:
+                found = self.local_quota(cq, pool, resource) + self.max_capacity(parent, pool, resource)
+                limit = self._limit("borrowing", cq, pool, resource)
+                if limit is not None:
+                    found = min(self.subtree_quota(cq, pool, resource) + limit, found)
+            self._memo[key] = found
+        return self._memo[key]
+
+    def borrowable(self, cq: str, pool: str, resource: str) -> Fraction:
+        """Most ``cq`` can borrow of ``pool``/``resource`` on an empty cluster: :meth:`max_capacity`
+        beyond its nominal quota (0 without a cohort)."""
+        return self.max_capacity(cq, pool, resource) - self.nominal_quota(cq, pool, resource)
+
     def share_table(self) -> dict[str, dict[str, dict[str, int | float]]]:
         """``{clusterQueue: {flavor: {resource: percent of the pool's total}}}``, rounded to 0.01 %;
         resources the pool has none of are left out (no share of nothing)."""

@@ -74,7 +74,6 @@ def assign(
     plan: QueuePlan,
     cq_name: str,
     podsets: Sequence[PodSet],
-    in_cohort: bool,
     *,
     when_can_borrow: WhenCanBorrow = "MayStopSearch",
     capacities: Capacities | None = None,
@@ -84,15 +83,14 @@ def assign(
     """Assign flavors to ``podsets`` of one Workload in ClusterQueue ``cq_name``
     (:mod:`aiperf_kueue.workload.flavor_assigner`).
 
-    ``in_cohort``: whether the stack has ``queues.cohort`` (else nothing can be borrowed).
     ``when_can_borrow``: the ClusterQueue's ``flavorFungibility.whenCanBorrow``.
-    ``capacities``: a cache of :func:`max_capacity` for ``plan`` and ``in_cohort``, shared between jobs.
+    ``capacities``: a cache of :func:`max_capacity` for ``plan``, shared between jobs.
     ``flavors``: the pools' nodeLabels, nodeTaints and tolerations (default: every flavor accepts every pod).
     ``workers_per_pod``: AIPerf workers per worker pod, so that a job that never fits is told how many
     workers would (default: the fix counts worker pods).
     """
-    if capacities is None or capacities.plan is not plan or capacities.in_cohort != in_cohort:
-        capacities = Capacities(plan, in_cohort=in_cohort)
+    if capacities is None or capacities.plan is not plan:
+        capacities = Capacities(plan)
     if cq_name not in plan.nominal:
         raise KeyError(f"unknown ClusterQueue {cq_name!r}; ClusterQueues: {', '.join(plan.nominal)}")
     pools = [p.name for p in plan.pools]
@@ -137,7 +135,7 @@ def assign(
                 plan.target,
             ),
         )
-        return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, in_cohort, len(pools) > 1))
+        return _failed(cq_name, podsets, totals, nofit.message(cap, nominal, plan.in_cohort(cq_name), len(pools) > 1))
     placed, usage = placing.placed, placing.usage
 
     return Assignment(
@@ -242,8 +240,7 @@ def check_jobs(
             queues = [ns.local_queue] + ([DEFAULT_LOCAL_QUEUE] if ns.default_queue else [])
             owners[ns.name] = (cq, queues, when)
     priority_classes = {pc.name for pc in config.priority_classes}
-    in_cohort = config.queues.cohort is not None
-    capacities = Capacities(plan, in_cohort=in_cohort)
+    capacities = Capacities(plan)
     flavors = Flavors.of(config, plan.target)
 
     admissions: list[JobAdmission] = []
@@ -298,7 +295,6 @@ def check_jobs(
             plan,
             cq.name,
             shape.pod_sets,
-            in_cohort,
             when_can_borrow=when,
             capacities=capacities,
             flavors=flavors,

@@ -64,9 +64,8 @@ class Capacities:
     :func:`aiperf_kueue.workload.admission.check_jobs` shares one.
     """
 
-    def __init__(self, plan: QueuePlan, *, in_cohort: bool) -> None:
+    def __init__(self, plan: QueuePlan) -> None:
         self.plan = plan
-        self.in_cohort = in_cohort
         self._max: dict[tuple[str, str, str], Fraction] = {}
 
     def max_capacity(self, cq: str, pool: str, resource: str) -> Fraction:
@@ -74,7 +73,7 @@ class Capacities:
         key = (cq, pool, resource)
         found = self._max.get(key)
         if found is None:
-            found = self._max[key] = self.plan.max_capacity(cq, pool, resource, in_cohort=self.in_cohort)
+            found = self._max[key] = self.plan.max_capacity(cq, pool, resource)
         return found
 
 
