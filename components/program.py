@@ -231,6 +231,8 @@ def main() -> None:
     pulumi.export("fleet", stack.fleet_table())  # a MultiKueue fleet's workers, quotas and placements; else None
     pulumi.export("pools", plan.pool_table())
     pulumi.export("shares", plan.share_table())  # percent of each pool, for reviewers
+    if config.queues.cohorts:  # a Cohort tree: each level's quota, computed down from the inventory
+        pulumi.export("cohorts", plan.cohort_table())
     for limits_key, limits in plan.limit_tables().items():
         pulumi.export(limits_key, limits)
     pulumi.export("jobs", stack.jobs_table(job_manifests))

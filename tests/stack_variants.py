@@ -105,6 +105,29 @@ def _one_team(config: Config) -> None:
             entry["namespace"] = "bench-team"
 
 
+def _org_tree(config: Config) -> None:
+    # prod's three teams in a three-level Cohort tree: org -> product (team-a, team-b) and labs (research).
+    # labs holds a tenth of the CPU pool itself (taken from research's share), may borrow at most 8 GPUs of
+    # the A100 pool from the rest of org, and product weighs twice labs in fair sharing.
+    queues = config[NS + "queues"]
+    queues.pop("cohort", None)
+    queues["cohorts"] = [
+        {"name": "org"},
+        {"name": "product", "parentName": "org", "fairSharing": {"weight": 2}},
+        {
+            "name": "labs",
+            "parentName": "org",
+            "share": {"cpu": 10},
+            "borrowingLimit": {"gpu-a100": {"nvidia.com/gpu": 8}},
+        },
+    ]
+    for team in queues["clusterQueues"]:
+        team["cohortName"] = "labs" if team["name"] == "research" else "product"
+        if team["name"] == "research":
+            team["share"] = {**team["share"], "cpu": 10}
+            team.pop("borrowingLimit", None)
+
+
 def _queues_only(config: Config) -> None:
     # A small one-team stack that only sets up the queues: no jobs, no sweeps yet.
     config.pop(NS + "jobs", None)
@@ -121,6 +144,7 @@ VARIANTS: dict[str, tuple[str, Callable[[Config], None]]] = {
     "dev-gpu-pools": ("dev", _gpu_pools),
     "prod-one-team": ("prod", _one_team),
     "dev-queues-only": ("dev", _queues_only),
+    "prod-org-tree": ("prod", _org_tree),
 }
 
 

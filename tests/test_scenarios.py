@@ -25,6 +25,7 @@ def test_the_projects_scenarios_load() -> None:
         "borrow-within-cohort": ["01-fill", "02-top", "03-high"],
         "capacity-grows": ["01-j1", "02-j2", "03-grow", "04-shrink"],
         "cohort-reclaim": ["01-a1", "02-a2", "03-b1"],
+        "cohort-tree-reclaim": ["01-a1", "02-a2", "03-c1"],
         "completion-frees-quota": ["01-first", "02-second"],
         "edit-while-running": ["01-v1", "02-v2", "03-grow"],
         "fair-sharing": ["01-a-floods", "02-b-floods"],

@@ -98,6 +98,8 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "warnings": run.warnings,
         "provider": report.provider_settings(stack.provider),
     }
+    if outputs.get("cohorts") is not None:  # a Cohort tree (queues.cohorts); else no key
+        plan_data["cohorts"] = outputs["cohorts"]
     if outputs.get("fleet") is not None:  # a MultiKueue fleet's member (docs/multikueue.md); else no key
         plan_data["fleet"] = outputs["fleet"]
     files = {
@@ -144,6 +146,12 @@ def print_plan(result: PlanResult, target: Path) -> None:
     print("\nQuotas (nominalQuota per ClusterQueue and flavor, and its share of the pool):")
     for line in report.quota_table(plan_data["quotas"], plan_data["pools"], plan_data["shares"]):
         print(f"  {line}")
+    tree = report.cohort_lines(plan_data.get("cohorts"))
+    if tree:
+        print("\nCohort tree (subtree: a Cohort's own nominalQuota + what its members lend up; reach: the most a")
+        print("ClusterQueue can hold on an empty cluster, borrowing through the tree within every borrowingLimit):")
+        for line in tree:
+            print(f"  {line}")
     fleet = report.fleet_lines(plan_data.get("fleet"))
     if fleet:
         print(f"\n{fleet[0]}")

@@ -58,9 +58,7 @@ def cluster_node_list(kubeconfig: Path, context: str | None, source: str) -> dic
 
     try:
         # persist_config=False: never write refreshed credentials back into the user's kubeconfig.
-        api = config.new_client_from_config(
-            config_file=str(kubeconfig), context=context, persist_config=False
-        )
+        api = config.new_client_from_config(config_file=str(kubeconfig), context=context, persist_config=False)
     except (ConfigException, OSError, ValueError) as exc:
         raise NodeListError(source, [f"cannot use the kubeconfig: {exc}"]) from None
     items: list[Any] = []

@@ -281,6 +281,60 @@ def limits_table(borrowing: dict[str, Any], lending: dict[str, Any]) -> list[str
     return columns(rows)
 
 
+def _zero(quantity_text: Any) -> bool:
+    return str(quantity_text) in ("0", "0m")
+
+
+def cohort_lines(tree: dict[str, Any] | None) -> list[str]:
+    """The Cohort tree of ``plan.json``'s ``cohorts`` as a table: each node (roots first, children indented
+    under their parent) × flavor, one column per resource. A Cohort shows its SubtreeQuota (its own quota in
+    parentheses where it has one), a ClusterQueue the most it can reach; flavors where all are 0 are left out."""
+    if not tree:
+        return []
+    cohorts, queues = tree.get("cohorts") or {}, tree.get("clusterQueues") or {}
+    resources: list[str] = []
+    for node in [*cohorts.values(), *queues.values()]:
+        for amounts in (node.get("subtree") or node.get("reach") or {}).values():
+            resources += [r for r in amounts if r not in resources]
+    children: dict[str | None, list[str]] = {}
+    for name, node in [*cohorts.items(), *queues.items()]:
+        children.setdefault(node.get("parent"), []).append(name)
+    rows = [["node", "what", "flavor", *resources]]
+
+    def walk(name: str, lead: str, indent: str) -> None:
+        cohort = cohorts.get(name)
+        label = f"{lead}{'Cohort' if cohort is not None else 'ClusterQueue'} {name}"
+        what = "subtree" if cohort is not None else "reach"
+        values = cohort["subtree"] if cohort is not None else queues[name]["reach"]
+        own = cohort.get("own") or {} if cohort is not None else {}
+        shown = [f for f, amounts in values.items() if not all(_zero(q) for q in amounts.values())]
+        for k, flavor in enumerate(shown or list(values)[:1]):
+            mine = own.get(flavor) or {}
+            cells = [
+                str(values[flavor].get(r, "")) + ("" if _zero(mine.get(r, 0)) else f" (own {mine[r]})")
+                for r in resources
+            ]
+            rows.append([label if k == 0 else "", what if k == 0 else "", flavor, *cells])
+        kids = children.get(name, [])
+        for k, kid in enumerate(kids):
+            last = k == len(kids) - 1
+            walk(kid, indent + ("└─ " if last else "├─ "), indent + ("   " if last else "│  "))
+
+    seen = set(cohorts) | set(queues)
+    for root in [n for n in cohorts if cohorts[n].get("parent") not in seen]:
+        walk(root, "", "")
+    limits = [
+        f"Cohort {name} {key[:-1]}: "
+        + "; ".join(
+            f"{flavor} " + ", ".join(f"{r} {q}" for r, q in amounts.items()) for flavor, amounts in table.items()
+        )
+        for name, node in cohorts.items()
+        for key in ("borrowingLimits", "lendingLimits")
+        if (table := node.get(key))
+    ]
+    return columns(rows) + limits
+
+
 def charts_yaml(charts: dict[str, Any]) -> str:
     """``charts.yaml``: per release, the chart, version, namespace and merged values.
 
@@ -339,8 +393,6 @@ def fleet_lines(fleet: dict[str, Any] | None) -> list[str]:
         out.append("Where each job can run (per worker: the flavor its Kueue would admit it on, or never):")
         rows = [["job", *workers]]
         for job, placed in jobs.items():
-            rows.append(
-                [job, *[",".join(placed[w]["flavor"]) if "flavor" in placed[w] else "never" for w in workers]]
-            )
+            rows.append([job, *[",".join(placed[w]["flavor"]) if "flavor" in placed[w] else "never" for w in workers]])
         out += [f"  {line}" for line in columns(rows)]
     return out

@@ -25,6 +25,7 @@ from aiperf_kueue.config.aiperf_base import CrdModel
 
 Port = Annotated[StrictInt, Field(ge=1, le=65535)]
 
+
 class TcpProxy(CrdModel):
     """A ZMQ proxy's TCP ports (``TcpProxyConfig``): both required."""
 

@@ -31,7 +31,7 @@ class StackConfig(Model):
     """``aiperf-kueue:inventory``: node pools (required)."""
 
     queues: Queues
-    """``aiperf-kueue:queues``: cohort and ClusterQueues (required)."""
+    """``aiperf-kueue:queues``: a cohort or a Cohort tree, and the ClusterQueues (required)."""
 
     jobset: JobSetConfig = Field(default_factory=JobSetConfig)
     """``aiperf-kueue:jobset``: the JobSet install (default: chart 0.12.0 in ``jobset-system``)."""

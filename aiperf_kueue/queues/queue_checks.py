@@ -89,9 +89,7 @@ def check_group_limits(checks: Checks, target: KueueTarget, pools: list[Pool], c
         )
 
 
-def check_extra_resources(
-    checks: Checks, config: StackConfig, pools: tuple[PoolTotal, ...], extras: list[str]
-) -> None:
+def check_extra_resources(checks: Checks, config: StackConfig, pools: tuple[PoolTotal, ...], extras: list[str]) -> None:
     """An extra covered resource no pool has: Kueue's quota for it is 0 everywhere."""
     listed = config.queues.covered_resources
     for res in extras:
@@ -257,10 +255,7 @@ def warn_no_cpu_or_memory(checks: Checks, config: StackConfig, plan: QueuePlan) 
         if not cq.namespaces:  # already warned: nothing can be submitted to it
             continue
         in_cohort = plan.in_cohort(cq.name)
-        if any(
-            all(plan.max_capacity(cq.name, pool.name, r) > 0 for r in ("cpu", "memory"))
-            for pool in plan.pools
-        ):
+        if any(all(plan.max_capacity(cq.name, pool.name, r) > 0 for r in ("cpu", "memory")) for pool in plan.pools):
             continue
         reach = "own or borrowable in the cohort" if in_cohort else "own, and it has no cohort to borrow from"
         checks.warnings.append(

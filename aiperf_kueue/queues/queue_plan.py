@@ -11,10 +11,11 @@ Upstream: kueue v0.19.2 pkg/cache/scheduler/resource_node.go
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 from aiperf_kueue.common import quantity
 from aiperf_kueue.upstream.kueue import KueueTarget
@@ -175,6 +176,32 @@ class QueuePlan:
             }
             for cq, pools in self.nominal.items()
         }
+
+    def cohort_table(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The Cohort tree with its quotas computed down from the inventory: per Cohort its parent, its
+        own nominalQuota and its SubtreeQuota (own + what its members lend up); per ClusterQueue in it, its
+        parent and the most it can reach on an empty cluster (Kueue's potentialAvailable)."""
+        order = self.covered_resources
+
+        def table(of: Callable[[str, str, str], Fraction], name: str) -> dict[str, dict[str, str | int]]:
+            return {pool.name: {r: quantity.canonical(r, of(name, pool.name, r)) for r in order} for pool in self.pools}
+
+        cohorts = {
+            name: {
+                "parent": self.parents.get(name),
+                "own": table(self._own, name),
+                "subtree": table(self.subtree_quota, name),
+                "borrowingLimits": _canonical(self.cohort_borrowing, order).get(name, {}),
+                "lendingLimits": _canonical(self.cohort_lending, order).get(name, {}),
+            }
+            for name in self.cohorts
+        }
+        queues = {
+            cq: {"parent": self.parents[cq], "reach": table(self.max_capacity, cq)}
+            for cq in self.nominal
+            if cq in self.parents
+        }
+        return {"cohorts": cohorts, "clusterQueues": queues}
 
     def limit_tables(self) -> dict[str, dict[str, dict[str, dict[str, str | int]]]]:
         """``{"borrowingLimits": ..., "lendingLimits": ...}``, each ``{clusterQueue: {flavor: {resource:

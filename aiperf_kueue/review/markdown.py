@@ -316,8 +316,8 @@ def gpu_quota_lines(quotas: dict[str, Any], cq: str) -> list[str]:
 
 
 def mermaid(diff: PlanDiff) -> list[str]:
-    """``flowchart LR``: cohort → ClusterQueue → LocalQueue → namespace, HEAD's objects only; each
-    ClusterQueue labelled with its GPU quota per flavor.
+    """``flowchart LR``: Cohort (under its parent Cohort) → ClusterQueue → LocalQueue → namespace, HEAD's objects
+    only; each ClusterQueue labelled with its GPU quota per flavor.
 
     Every node is declared once before any edge; ClusterQueues, LocalQueues and namespaces
     that are created or replaced get the ``created``/``replaced`` class.
@@ -326,9 +326,13 @@ def mermaid(diff: PlanDiff) -> list[str]:
     node = _Ids()
     lines = ["flowchart LR"]
     edges: list[str] = []
-    cohorts = sorted({c for c in h.cluster_queues.values() if c is not None})
+    cohorts = sorted(
+        {c for c in h.cluster_queues.values() if c is not None} | set(h.cohort_parents) | set(h.cohort_parents.values())
+    )
     for cohort in cohorts:
         lines.append(f'  {node("cohort", cohort)}{{{{"cohort {_label(cohort)}"}}}}')
+    for cohort, parent in h.cohort_parents.items():  # a Cohort tree: each Cohort under its parent
+        edges.append(f"  {node('cohort', parent)} --> {node('cohort', cohort)}")
     known_cqs = list(h.cluster_queues)
     for lq in h.local_queues:
         if lq.cluster_queue not in known_cqs:

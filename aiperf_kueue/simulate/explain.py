@@ -161,7 +161,8 @@ def _quota_reasons(message: str, cq_name: str, cqs: Mapping[str, Mapping[str, An
             borrowers = sorted(
                 name
                 for name, other in cqs.items()
-                if name != cq_name and _spec(other).get("cohortName") == cohort
+                if name != cq_name
+                and _spec(other).get("cohortName") == cohort
                 and _over_nominal(other, flavor, resource)
             )
             if borrowers:
@@ -231,7 +232,12 @@ def explain(
                 continue
             out.append(
                 Explanation(
-                    namespace, name, "no workload", None, None, 0,
+                    namespace,
+                    name,
+                    "no workload",
+                    None,
+                    None,
+                    0,
                     (f"the operator has not created its JobSet's Workload yet (operator phase {phase or 'none'})",),
                 )
             )

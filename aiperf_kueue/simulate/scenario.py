@@ -206,7 +206,5 @@ def load_all(directories: Sequence[Path]) -> list[Scenario]:
     names = [d.name for d in directories]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ScenarioError(
-            duplicates[0], "", "two scenarios of that directory name; their records would collide"
-        )
+        raise ScenarioError(duplicates[0], "", "two scenarios of that directory name; their records would collide")
     return [load_scenario(d) for d in directories]

@@ -443,8 +443,6 @@ def _pod_extras(spec: AIPerfJobSpec) -> tuple[list[dict[str, Any]], dict[str, Fr
     return init, overhead, warnings
 
 
-
-
 __all__ = ["Container", "JobShape", "PodSet", "SizingError", "job_shape", "quantity", "round_up", "weighted_split"]
 
 

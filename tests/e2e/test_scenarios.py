@@ -85,6 +85,20 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
             "b1": (True, "team-b", 0, None, (), False, 2, 0),
         },
     },
+    # The same reclaim through a three-level Cohort tree (org -> dept-x, dept-y -> team-a, team-c): `a2` borrows
+    # team-c's idle half, lent up dept-y to org and down dept-x; team-c's `c1` reclaims it across the departments.
+    "cohort-tree-reclaim": {
+        "01-a1": {"a1": (True, "team-a", 0, None, (), False, 2, 0)},
+        "02-a2": {
+            "a1": (True, "team-a", 0, None, (), False, 2, 0),
+            "a2": (True, "team-a", 0, None, (), False, 2, 0),
+        },
+        "03-c1": {
+            "a1": (True, "team-a", 0, None, (), False, 2, 0),
+            "a2": (False, None, 1, "InCohortReclamation", ("Preempted",), False, 0, 0),
+            "c1": (True, "team-c", 0, None, (), False, 2, 0),
+        },
+    },
     # Quota (11 CPU) admits `frag` (10475m), the nodes cannot place its third worker pod. Its other pods run until
     # waitForPodsReady's 20 s pass; then Kueue evicts the whole workload (PodsReadyTimeout, WaitForStart) and
     # requeues it with backoff: no pod keeps running. The plan printed no warning for it.
