@@ -118,6 +118,22 @@ def stack_values(stack: str) -> tuple[dict[str, Any], set[str]]:
     return copy.deepcopy(values), set(secrets)
 
 
+def flattened_tree(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with a Cohort tree (``queues.cohorts``) folded into one flat cohort named after its first root:
+    for a Kueue target without the v1beta2 Cohort API, which refuses the tree itself (tests/test_cohort_tree.py).
+    The Cohorts' own quotas and limits go; every ClusterQueue keeps its own. Values without a tree are returned
+    as they are."""
+    queues = values.get("queues")
+    if not isinstance(queues, dict) or not queues.get("cohorts"):
+        return values
+    cohorts = queues["cohorts"]
+    root = next(c["name"] for c in cohorts if "parentName" not in c)
+    flat = {k: v for k, v in queues.items() if k != "cohorts"}
+    flat["cohort"] = queues.get("cohort") or root
+    flat["clusterQueues"] = [{k: v for k, v in cq.items() if k != "cohortName"} for cq in queues["clusterQueues"]]
+    return {**values, "queues": flat}
+
+
 @functools.cache
 def _read(stack: str) -> tuple[dict[str, Any], frozenset[str]]:
     values, secrets = read_stack_file(stack_file(stack))

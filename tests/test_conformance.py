@@ -33,7 +33,7 @@ from aiperf_kueue.queues.queue_plan import QueuePlan
 from aiperf_kueue.stackfile.loader import parse_config, read_stack_file, stack_name_of
 from aiperf_kueue.upstream.kueue import KueueTarget
 from tests import upstream
-from tests.support import CHECKED_STACK_FILES, require_upstream
+from tests.support import CHECKED_STACK_FILES, flattened_tree, require_upstream
 
 try:
     import crd_validation as cv
@@ -74,6 +74,9 @@ def stack_values(stack: Path, target: str) -> tuple[dict[str, Any], set[str]]:
     values = copy.deepcopy(values)
     if TARGETS[target] is not None:
         values["kueue"] = dict(TARGETS[target])
+        if TARGETS[target] != TARGETS["0.19.2-v1beta2"]:
+            # No v1beta2 Cohort API: a tree is refused there (tests/test_cohort_tree.py), one flat cohort is not.
+            values = flattened_tree(values)
     return values, secret_keys
 
 

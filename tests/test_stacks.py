@@ -198,7 +198,8 @@ def test_api_version_follows_the_pinned_kueue(version: str, api_version: str, ex
         }
     )
     cq = manifests.cluster_queue(config.queues.cluster_queues[0], plan, "all")
-    assert (cq["apiVersion"], manifests.cohort("all", plan, config.queues)["apiVersion"], next(iter(cq["spec"]))) == expected
+    cohort = manifests.cohort("all", plan, config.queues)
+    assert (cq["apiVersion"], cohort["apiVersion"], next(iter(cq["spec"]))) == expected
     legacy = version < "0.15"
     assert cq["spec"]["flavorFungibility"] == (
         {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}

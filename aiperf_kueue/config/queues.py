@@ -127,11 +127,11 @@ class ClusterQueue(Model):
 
     borrowing_limit: PoolQuantities | None = None
     """Most this queue may borrow beyond its nominal quota, ``{pool: {resource: quantity}}``
-    (default: no limit). Needs ``queues.cohort``."""
+    (default: no limit). Needs a cohort (``queues.cohort`` or ``cohortName``)."""
 
     lending_limit: PoolQuantities | None = None
     """Most of its nominal quota others may borrow, ``{pool: {resource: quantity}}``
-    (default: all of it). Needs ``queues.cohort``; at most the nominal quota."""
+    (default: all of it). Needs a cohort (``queues.cohort`` or ``cohortName``); at most the nominal quota."""
 
     preemption: Preemption | None = None
     """Kueue ``preemption`` (default: Kueue's, never preempt)."""

@@ -331,8 +331,8 @@ def mermaid(diff: PlanDiff) -> list[str]:
     )
     for cohort in cohorts:
         lines.append(f'  {node("cohort", cohort)}{{{{"cohort {_label(cohort)}"}}}}')
-    for cohort, parent in h.cohort_parents.items():  # a Cohort tree: each Cohort under its parent
-        edges.append(f"  {node('cohort', parent)} --> {node('cohort', cohort)}")
+    for cohort, above in h.cohort_parents.items():  # a Cohort tree: each Cohort under its parent
+        edges.append(f"  {node('cohort', above)} --> {node('cohort', cohort)}")
     known_cqs = list(h.cluster_queues)
     for lq in h.local_queues:
         if lq.cluster_queue not in known_cqs:

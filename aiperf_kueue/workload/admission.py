@@ -310,7 +310,7 @@ def check_jobs(
             warnings.append(
                 f"{label}: needs {format_requests(assignment.requests)}, more than ClusterQueue {cq.name}'s nominal "
                 f"quota in flavor {', '.join(assignment.flavors)}; it runs only on quota borrowed from cohort "
-                f"{config.queues.cohort!r} and waits while the lenders use it"
+                f"{config.queues.cohort_of(cq)!r} and waits while the lenders use it"
             )
         # Said once per sweep when the same for all its points (dict.fromkeys below drops repeats).
         owner_label = f"{key_path(*where)} {who}"

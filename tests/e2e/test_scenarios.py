@@ -99,6 +99,27 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
             "c1": (True, "team-c", 0, None, (), False, 2, 0),
         },
     },
+    # Four warnings of the plan, come true (PLAN_WARNINGS): nothing reclaims the quarter `a2` borrowed from team-b,
+    # so team-b's `b1` waits and `a2` keeps running; `s2` (p-y) neither preempts nor passes `s1` (p-x, same value);
+    # `held` (stopPolicy Hold) admits nothing; `n1` (resourceMode none) is admitted at once in a team-b whose quota
+    # is all lent, and its pods run.
+    "warnings-come-true": {
+        "01-fill": {
+            "a1": (True, "team-a", 0, None, (), False, 2, 0),
+            "a2": (True, "team-a", 0, None, (), False, 2, 0),
+            "h1": (False, None, 0, None, (), False, 0, 0),
+            "s1": (True, "solo", 0, None, (), False, 2, 0),
+        },
+        "02-more": {
+            "a1": (True, "team-a", 0, None, (), False, 2, 0),
+            "a2": (True, "team-a", 0, None, (), False, 2, 0),
+            "b1": (False, None, 0, None, (), False, 0, 0),
+            "h1": (False, None, 0, None, (), False, 0, 0),
+            "n1": (True, "team-b", 0, None, (), False, 2, 0),
+            "s1": (True, "solo", 0, None, (), False, 2, 0),
+            "s2": (False, None, 0, None, (), False, 0, 0),
+        },
+    },
     # Quota (11 CPU) admits `frag` (10475m), the nodes cannot place its third worker pod. Its other pods run until
     # waitForPodsReady's 20 s pass; then Kueue evicts the whole workload (PodsReadyTimeout, WaitForStart) and
     # requeues it with backoff: no pod keeps running. The plan printed no warning for it.
@@ -357,6 +378,30 @@ def _priority_ignored(index: int, queue: str, job_index: int, job: str) -> str:
     )
 
 
+def _no_reclaim(index: int, name: str) -> str:
+    return (
+        f"queues.clusterQueues[{index}]: ClusterQueue {name!r} lends to and borrows from cohort 'shared', but no "
+        "member of the cohort can reclaim (preemption.reclaimWithinCohort is Never or unset everywhere): lent quota "
+        "stays with the borrower's jobs until they finish, so nominal quota is not guaranteed; fix: set "
+        "preemption.reclaimWithinCohort: Any (or LowerPriority) on each member that lends, so it can take its quota "
+        "back, or stop the sharing with lendingLimit / borrowingLimit 0"
+    )
+
+
+HOLD_H1 = (
+    "jobs[3] h1: ClusterQueue held has stopPolicy Hold: it admits nothing new while stopPolicy is Hold, so the job "
+    "stays pending until the stopPolicy is None again"
+)
+SAME_VALUE = (
+    "priorityClasses[1].value: WorkloadPriorityClasses 'p-x' (priorityClasses[0]) and 'p-y' share value 500: Kueue "
+    "compares values only, so neither is ordered ahead of nor preempts the other; give them distinct values"
+)
+NO_REQUESTS_N1 = (
+    "jobs[6] n1: resourceMode none: its pods request nothing, so Kueue admits it at once whenever ClusterQueue "
+    "team-b is active, reserves no quota for it and assigns it no flavor (no pool's nodeSelector or tolerations are "
+    "added to its pods); it bypasses the quota: nothing guarantees its pods room next to what others run"
+)
+
 NO_QUOTA_TEAM_B = (
     "queues.clusterQueues[1]: ClusterQueue 'team-b' has no nominal quota; its jobs run only on quota borrowed from "
     "cohort 'shared' and can be preempted by its owners"
@@ -385,6 +430,26 @@ PLAN_WARNINGS: dict[str, dict[str, dict[str, dict[str, dict[str, Any]]]]] = {
             _borrows(2, "b-mid", "team-b"): {"b-mid": {"admitted": True, "clusterQueue": "team-b"}},
         }
         for step in ("01-fill", "02-top", "03-high")
+    },
+    "warnings-come-true": {
+        "01-fill": {
+            HOLD_H1: {"h1": {"admitted": False, "podsRunning": 0}},
+            # team-a borrows team-b's idle quarter: `a2` is admitted beyond team-a's own quarter.
+            _no_reclaim(0, "team-a"): {"a2": {"admitted": True, "clusterQueue": "team-a"}},
+            _no_reclaim(1, "team-b"): {"a2": {"admitted": True, "clusterQueue": "team-a"}},
+            SAME_VALUE: {"s1": {"admitted": True}},
+        },
+        "02-more": {
+            HOLD_H1: {"h1": {"admitted": False, "podsRunning": 0}},
+            NO_REQUESTS_N1: {"n1": {"admitted": True, "clusterQueue": "team-b", "flavors": {}, "podsRunning": 2}},
+            # team-b's own quarter stays with team-a's borrower: `b1` waits, `a2` is not preempted.
+            _no_reclaim(0, "team-a"): {"a2": {"admitted": True, "preemptedCount": 0, "podsRunning": 2}},
+            _no_reclaim(1, "team-b"): {"b1": {"admitted": False, "podsRunning": 0}},
+            SAME_VALUE: {
+                "s1": {"admitted": True, "preemptedCount": 0, "podsRunning": 2},
+                "s2": {"admitted": False, "podsRunning": 0},
+            },
+        },
     },
     # idle's quota is lent: team-a runs four jobs on one slot of its own.
     "fair-sharing": {
