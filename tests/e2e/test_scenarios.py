@@ -99,14 +99,15 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
             "c1": (True, "team-c", 0, None, (), False, 2, 0),
         },
     },
-    # Four warnings of the plan, come true (PLAN_WARNINGS): nothing reclaims the quarter `a2` borrowed from team-b,
+    # Five warnings of the plan, come true (PLAN_WARNINGS): nothing reclaims the quarter `a2` borrowed from team-b,
     # so team-b's `b1` waits and `a2` keeps running; `s2` (p-y) neither preempts nor passes `s1` (p-x, same value);
     # `held` (stopPolicy Hold) admits nothing; `n1` (resourceMode none) is admitted at once in a team-b whose quota
-    # is all lent, and its pods run.
+    # is all lent, and its pods run; `g1`, CPU-only, runs on the GPU flavor, the only one gpu-team has.
     "warnings-come-true": {
         "01-fill": {
             "a1": (True, "team-a", 0, None, (), False, 2, 0),
             "a2": (True, "team-a", 0, None, (), False, 2, 0),
+            "g1": (True, "gpu-team", 0, None, (), False, 2, 0),
             "h1": (False, None, 0, None, (), False, 0, 0),
             "s1": (True, "solo", 0, None, (), False, 2, 0),
         },
@@ -114,6 +115,7 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
             "a1": (True, "team-a", 0, None, (), False, 2, 0),
             "a2": (True, "team-a", 0, None, (), False, 2, 0),
             "b1": (False, None, 0, None, (), False, 0, 0),
+            "g1": (True, "gpu-team", 0, None, (), False, 2, 0),
             "h1": (False, None, 0, None, (), False, 0, 0),
             "n1": (True, "team-b", 0, None, (), False, 2, 0),
             "s1": (True, "solo", 0, None, (), False, 2, 0),
@@ -396,8 +398,15 @@ SAME_VALUE = (
     "priorityClasses[1].value: WorkloadPriorityClasses 'p-x' (priorityClasses[0]) and 'p-y' share value 500: Kueue "
     "compares values only, so neither is ordered ahead of nor preempts the other; give them distinct values"
 )
+GPU_ONLY = (
+    "queues.clusterQueues[4]: ClusterQueue 'gpu-team' can place CPU-only pods (every AIPerf controller and worker) "
+    "only on GPU flavor gpu, next to the models under test; fix: give ClusterQueue 'gpu-team' a share (or "
+    "nominalQuota) of CPU-only pool 'cpu', and keep GPU pools' CPU and memory for the queues that run GPU work there "
+    "with the pool's cpuAndMemoryFor: gpuQueues"
+)
+ON_GPU = {"g1": {"admitted": True, "flavors": {"cpu": "gpu", "memory": "gpu"}, "podsRunning": 2}}
 NO_REQUESTS_N1 = (
-    "jobs[6] n1: resourceMode none: its pods request nothing, so Kueue admits it at once whenever ClusterQueue "
+    "jobs[7] n1: resourceMode none: its pods request nothing, so Kueue admits it at once whenever ClusterQueue "
     "team-b is active, reserves no quota for it and assigns it no flavor (no pool's nodeSelector or tolerations are "
     "added to its pods); it bypasses the quota: nothing guarantees its pods room next to what others run"
 )
@@ -434,6 +443,7 @@ PLAN_WARNINGS: dict[str, dict[str, dict[str, dict[str, dict[str, Any]]]]] = {
     "warnings-come-true": {
         "01-fill": {
             HOLD_H1: {"h1": {"admitted": False, "podsRunning": 0}},
+            GPU_ONLY: ON_GPU,
             # team-a borrows team-b's idle quarter: `a2` is admitted beyond team-a's own quarter.
             _no_reclaim(0, "team-a"): {"a2": {"admitted": True, "clusterQueue": "team-a"}},
             _no_reclaim(1, "team-b"): {"a2": {"admitted": True, "clusterQueue": "team-a"}},
@@ -442,6 +452,7 @@ PLAN_WARNINGS: dict[str, dict[str, dict[str, dict[str, dict[str, Any]]]]] = {
         "02-more": {
             HOLD_H1: {"h1": {"admitted": False, "podsRunning": 0}},
             NO_REQUESTS_N1: {"n1": {"admitted": True, "clusterQueue": "team-b", "flavors": {}, "podsRunning": 2}},
+            GPU_ONLY: ON_GPU,
             # team-b's own quarter stays with team-a's borrower: `b1` waits, `a2` is not preempted.
             _no_reclaim(0, "team-a"): {"a2": {"admitted": True, "preemptedCount": 0, "podsRunning": 2}},
             _no_reclaim(1, "team-b"): {"b1": {"admitted": False, "podsRunning": 0}},
