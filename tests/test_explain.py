@@ -165,3 +165,26 @@ def test_an_unreachable_cluster_exits_1(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1
     assert err[0].startswith("aiperf-kueue explain: cannot read workloads: ")
+
+
+def test_reclaim_reaches_borrowers_anywhere_in_the_cohort_tree() -> None:
+    # org -> dept-x (team-a), dept-y (team-c): team-c borrows beyond its nominal quota in the other department.
+    cohorts = [
+        {"metadata": {"name": "org"}, "spec": {}},
+        {"metadata": {"name": "dept-x"}, "spec": {"parentName": "org"}},
+        {"metadata": {"name": "dept-y"}, "spec": {"parentName": "org"}},
+    ]
+    queues = [cq("team-a", "dept-x"), cq("team-c", "dept-y", used="6"), cq("solo", None, used="9")]
+    args = (
+        [wl("team-a", "a1", T0, message=SHORT)],
+        queues,
+        [lq("team-a", "team-a")],
+        [job("team-a", "a1")],
+    )
+    line = (
+        "team-a/a1: pending, 1 of 1 in ClusterQueue team-a: short by 2 of cpu on flavor default in ClusterQueue "
+        "team-a; waiting for reclaim from team-c (reclaimWithinCohort: Never)"
+    )
+    assert [e.line() for e in explain(*args, cohorts=cohorts)] == [line]
+    # Without the Cohort objects dept-x and dept-y are separate roots: no borrower is named.
+    assert [e.line() for e in explain(*args)] == [line.split("; waiting")[0]]

@@ -34,6 +34,7 @@ KINDS = {
     "workloads": ("kueue.x-k8s.io", "v1beta2", "workloads"),
     "clusterqueues": ("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
     "localqueues": ("kueue.x-k8s.io", "v1beta2", "localqueues"),
+    "cohorts": ("kueue.x-k8s.io", "v1beta2", "cohorts"),
     "aiperfjobs": ("aiperf.nvidia.com", "v1alpha1", "aiperfjobs"),
 }
 
@@ -109,7 +110,12 @@ def run(args: argparse.Namespace, stacks_dir: Path) -> int:
     namespaces = {ns.name for cq in config.queues.cluster_queues for ns in cq.namespaces}
     namespaces |= {j.namespace for j in config.jobs} | {s.namespace for s in config.sweeps}
     found = explain(
-        objects["workloads"], objects["clusterqueues"], objects["localqueues"], objects["aiperfjobs"], namespaces
+        objects["workloads"],
+        objects["clusterqueues"],
+        objects["localqueues"],
+        objects["aiperfjobs"],
+        namespaces,
+        objects["cohorts"],
     )
     if args.json:
         print(json.dumps([e.as_dict() for e in found], indent=2))

@@ -138,7 +138,7 @@ class Simulation:
                 job.state = "deleted"
                 self._log(job, "deleted", f"left the stack at revision {rev.label}")
         self.world = world
-        self.quota = Quota(world.queues)
+        self.quota = Quota(world.queues, world.cohorts)
         self.memo.clear()
         self.memo_version = -1
         self.pending = {name: [] for name in world.queues}
@@ -188,11 +188,11 @@ class Simulation:
             self.pending[job.cluster_queue].remove(job)
 
     def _reactivate(self, cq_name: str) -> None:
-        """Kueue's QueueInadmissibleWorkloads: quota was released, so every parked workload of the cohort is retried."""
-        assert self.world is not None
-        cohort = self.world.queues[cq_name].cohort
-        for name, cq in self.world.queues.items():
-            if name == cq_name or (cohort is not None and cq.cohort == cohort):
+        """Kueue's QueueInadmissibleWorkloads: quota was released, so every parked workload of the tree is retried."""
+        assert self.world is not None and self.quota is not None
+        root = self.quota.root(cq_name)
+        for name in self.world.queues:
+            if name == cq_name or self.quota.root(name) == root:
                 for job in self.pending[name]:
                     job.inadmissible = False
 
@@ -255,7 +255,8 @@ class Simulation:
 
     def _record_usage(self) -> None:
         assert self.quota is not None
-        for name, used in self.quota.usage.items():
+        for name in self.quota.queues:  # ClusterQueues only: the report's usage is per ClusterQueue
+            used = self.quota.usage[name]
             series = self.out.usage.setdefault(name, [])
             snapshot = {fr: v for fr, v in used.items() if v}
             if series and series[-1][0] == self.now:

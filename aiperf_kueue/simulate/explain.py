@@ -11,7 +11,7 @@ Pure: plain objects in (as the API returns them), :class:`Explanation` out. The 
 - waiting in backoff after ``waitForPodsReady`` evictions (``evicted N times by waitForPodsReady``);
 - Kueue's own quota message, in short: ``short by X of R on flavor F in ClusterQueue Q`` (insufficient unused
   quota) or ``needs X of R on flavor F, more than ClusterQueue Q can ever hold``; with ``waiting for reclaim
-  from Q2`` when a ClusterQueue of the cohort borrows that resource and this one cannot reclaim it
+  from Q2`` when a ClusterQueue of the cohort tree borrows that resource and this one cannot reclaim it
   (``reclaimWithinCohort: Never``);
 - otherwise Kueue's message as written.
 
@@ -149,8 +149,19 @@ def _over_nominal(cq: Mapping[str, Any], flavor: str, resource: str) -> bool:
     return False
 
 
-def _quota_reasons(message: str, cq_name: str, cqs: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Kueue's quota message in short, with the ClusterQueues of the cohort that borrow what is missing."""
+def _root(cohort: str, parents: Mapping[str, str]) -> str:
+    """The root of the Cohort tree ``cohort`` is in (``parents``: each Cohort's ``spec.parentName``)."""
+    seen = {cohort}
+    while cohort in parents and parents[cohort] not in seen:  # a cycle (Kueue disables the tree) ends the climb
+        cohort = parents[cohort]
+        seen.add(cohort)
+    return cohort
+
+
+def _quota_reasons(
+    message: str, cq_name: str, cqs: Mapping[str, Mapping[str, Any]], parents: Mapping[str, str]
+) -> list[str]:
+    """Kueue's quota message in short, with the ClusterQueues of the cohort tree that borrow what is missing."""
     found = _UNUSED.search(message)
     if found is not None:
         resource, flavor, more = found.groups()
@@ -158,11 +169,14 @@ def _quota_reasons(message: str, cq_name: str, cqs: Mapping[str, Mapping[str, An
         cq = cqs.get(cq_name, {})
         cohort = _spec(cq).get("cohortName")
         if cohort:
+            # Reclaim reaches every borrower under the same root (Kueue's hierarchical preemption).
+            root = _root(str(cohort), parents)
             borrowers = sorted(
                 name
                 for name, other in cqs.items()
                 if name != cq_name
-                and _spec(other).get("cohortName") == cohort
+                and _spec(other).get("cohortName")
+                and _root(str(_spec(other).get("cohortName")), parents) == root
                 and _over_nominal(other, flavor, resource)
             )
             if borrowers:
@@ -189,10 +203,15 @@ def explain(
     local_queues: Sequence[Mapping[str, Any]],
     aiperf_jobs: Sequence[Mapping[str, Any]],
     namespaces: set[str] | None = None,
+    cohorts: Sequence[Mapping[str, Any]] = (),
 ) -> list[Explanation]:
     """Every AIPerfJob (of ``namespaces``, all when ``None``) that is pending, evicted or has no Workload yet,
-    explained; admitted and finished jobs are left out. Sorted by namespace and job."""
+    explained; admitted and finished jobs are left out. Sorted by namespace and job. ``cohorts``: the Cohort
+    objects, whose ``parentName`` makes a tree (without them every ``cohortName`` is a root of its own)."""
     cqs = {str(_meta(cq).get("name")): cq for cq in cluster_queues}
+    parents = {
+        str(_meta(c).get("name")): str(_spec(c).get("parentName")) for c in cohorts if _spec(c).get("parentName")
+    }
     lqs = {(str(_meta(lq).get("namespace")), str(_meta(lq).get("name"))): lq for lq in local_queues}
     by_jobset: dict[tuple[str, str], Mapping[str, Any]] = {}
     for w in workloads:
@@ -244,7 +263,7 @@ def explain(
             continue
         if not waiting(workload):
             continue
-        out.append(_explain_one(workload, namespace, name, cq_of(workload), queues, cqs, lqs))
+        out.append(_explain_one(workload, namespace, name, cq_of(workload), queues, cqs, lqs, parents))
     return sorted(out, key=lambda e: (e.namespace, e.job))
 
 
@@ -256,6 +275,7 @@ def _explain_one(
     queues: Mapping[str, list[Mapping[str, Any]]],
     cqs: Mapping[str, Mapping[str, Any]],
     lqs: Mapping[tuple[str, str], Mapping[str, Any]],
+    parents: Mapping[str, str],
 ) -> Explanation:
     reasons: list[str] = []
     ready_evictions = _evictions(w, "PodsReadyTimeout")
@@ -294,7 +314,7 @@ def _explain_one(
             )
         if not reasons or not strict:
             message = str((_condition(w, "QuotaReserved") or {}).get("message") or "")
-            short = _quota_reasons(message, cq_name or "", cqs)
+            short = _quota_reasons(message, cq_name or "", cqs, parents)
             if short:
                 reasons += short
             elif message:

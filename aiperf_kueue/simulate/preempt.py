@@ -8,8 +8,9 @@ Upstream: kueue v0.19.2 pkg/scheduler/preemption/preemption.go
 # pkg/scheduler/preemption/classical/hierarchical_preemption.go and candidate_generator.go (candidate
 # variants and order), pkg/scheduler/preemption/common/ordering.go (CandidatesOrdering),
 # pkg/scheduler/preemption/common/preemption_policy.go (SatisfiesPreemptionPolicy),
-# pkg/scheduler/preemption/fairsharing/ordering.go and strategy.go; for one flat cohort, with
-# the features on by default in v0.19.2 (FairSharingPreemptWithinNominal, PrioritySortingWithinCohort).
+# pkg/scheduler/preemption/fairsharing/ordering.go, least_common_ancestor.go, target.go and strategy.go;
+# over a Cohort tree (one flat cohort is a tree of one), with the features on by default in v0.19.2
+# (FairSharingPreemptWithinNominal, PrioritySortingWithinCohort).
 
 from __future__ import annotations
 
@@ -72,10 +73,22 @@ class Preemptor:
         self.admitted = admitted
         self.fair_sharing = fair_sharing
         self.strategies = tuple(strategies) or ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
-        self.members: dict[str, list[SimClusterQueue]] = {}
+        # Each Cohort's ClusterQueues and Cohorts, in config order (Kueue's ChildCQs and ChildCohorts).
+        self.child_queues: dict[str, list[SimClusterQueue]] = {}
+        self.child_cohorts: dict[str, list[str]] = {}
         for cq in queues.values():
             if cq.cohort is not None:
-                self.members.setdefault(cq.cohort, []).append(cq)
+                self.child_queues.setdefault(cq.cohort, []).append(cq)
+        for name, parent in quota.parent.items():
+            if parent is not None and name in quota.cohorts:
+                self.child_cohorts.setdefault(parent, []).append(name)
+
+    def _subtree_queues(self, cohort: str) -> list[SimClusterQueue]:
+        """Every ClusterQueue under ``cohort`` (Kueue's SubtreeClusterQueues)."""
+        out = list(self.child_queues.get(cohort, []))
+        for child in self.child_cohorts.get(cohort, []):
+            out += self._subtree_queues(child)
+        return out
 
     def _fits(self, cq: SimClusterQueue, usage: Mapping[FR, int], allow_borrowing: bool) -> bool:
         for fr, v in usage.items():
@@ -156,31 +169,41 @@ class Preemptor:
         hierarchy: list[tuple[SimJob, str]] = []
         by_priority: list[tuple[SimJob, str]] = []
         theirs: list[tuple[SimClusterQueue, list[tuple[SimJob, str]]]] = []  # per borrowing queue, its candidates
+        lca: dict[int, str] = {}  # per candidate (its order), the subtree root it was found under
         bwc_forbidden = cq.borrow_within_cohort == "Never"
         used = self.quota.usage[cq.name]
         under_nominal = all(used.get(fr, 0) < cq.nominal.get(fr, 0) for fr in frs)
-        advantage = all(used.get(fr, 0) + v <= cq.nominal.get(fr, 0) for fr, v in usage.items())
-        # Without the advantage and with borrowWithinCohort Never, every candidate of another ClusterQueue would be
-        # ReclaimWithoutBorrowing; when the queue is not under nominal either, the only attempt allows borrowing and
-        # skips them all: they are not gathered (the same answer).
-        reclaim = not bwc_forbidden or under_nominal or advantage
-        if cq.cohort is not None and cq.reclaim_within_cohort != "Never" and reclaim:
-            borrowers = self.quota.borrowers(frs)
-            for other in self.members[cq.cohort]:
-                if other is cq or other.name not in borrowers:
-                    continue
-                found: list[tuple[SimJob, str]] = []
-                for w in self.admitted.get(other.name, []):
-                    if not _uses(w, frs) or not satisfies(cq.reclaim_within_cohort, job, w):
-                        continue
-                    if advantage:
-                        found.append((w, "HierarchicalReclaim"))
-                    elif bwc_forbidden or _above_threshold(w.priority, job.priority, cq.max_priority_threshold):
-                        found.append((w, "ReclaimWithoutBorrowing"))
-                    else:
-                        found.append((w, "ReclaimWhileBorrowing"))
-                theirs.append((other, found))
-                (hierarchy if advantage else by_priority).extend(found)
+        advantage, remaining = self._fits_in_quota(cq.name, usage)
+        path = self.quota.path(cq.name)
+        # Without the advantage and with borrowWithinCohort Never, every candidate of another ClusterQueue of a flat
+        # cohort would be ReclaimWithoutBorrowing; when the queue is not under nominal either, the only attempt allows
+        # borrowing and skips them all: they are not gathered (the same answer). Deeper in a tree the advantage may
+        # still come from a Cohort above, so there they always are.
+        reclaim = not bwc_forbidden or under_nominal or advantage or len(path) > 1
+        if path and cq.reclaim_within_cohort != "Never" and reclaim:
+            # hierarchical_preemption.go collectCandidatesForHierarchicalReclaim: climb from the parent to the root,
+            # each time gathering the borrowers of the subtree not yet searched.
+            previous: str | None = None
+            for root in path:
+                found_here: list[tuple[SimClusterQueue, list[tuple[SimJob, str]]]] = []
+                self._collect(root, previous, cq, frs, found_here)
+                for other, _ in found_here:
+                    found: list[tuple[SimJob, str]] = []
+                    for w in self.admitted.get(other.name, []):
+                        if not _uses(w, frs) or not satisfies(cq.reclaim_within_cohort, job, w):
+                            continue
+                        if advantage:
+                            found.append((w, "HierarchicalReclaim"))
+                        elif bwc_forbidden or _above_threshold(w.priority, job.priority, cq.max_priority_threshold):
+                            found.append((w, "ReclaimWithoutBorrowing"))
+                        else:
+                            found.append((w, "ReclaimWhileBorrowing"))
+                        lca[w.order] = root
+                    theirs.append((other, found))
+                    (hierarchy if advantage else by_priority).extend(found)
+                fits, remaining = self._fits_in_quota(root, remaining)
+                advantage = advantage or fits
+                previous = root
         if (not hierarchy and not by_priority) or (bwc_forbidden and not under_nominal):
             attempts: tuple[bool, ...] = (True,)
         elif bwc_forbidden and not hierarchy:
@@ -201,7 +224,7 @@ class Preemptor:
                 if w.cluster_queue != cq.name:
                     if borrow and variant == "ReclaimWithoutBorrowing":
                         continue
-                    if self.quota.within_nominal(self.queues[w.cluster_queue], frs):
+                    if not self._still_borrowing(w, frs, lca[w.order]):
                         continue
                 self._remove(w)
                 chosen.append(Target(w, _reason(variant)))
@@ -211,6 +234,49 @@ class Preemptor:
                     return chosen
             self._restore(chosen)
         return []
+
+    def _fits_in_quota(self, name: str, requests: Mapping[FR, int]) -> tuple[bool, dict[FR, int]]:
+        """Kueue's ``QuantitiesFitInQuota``: whether ``requests`` fit in the node's SubtreeQuota beside its usage,
+        and what of them is left once the node's own unused local quota is taken."""
+        quota, usage, local = self.quota.subtree[name], self.quota.usage[name], self.quota.local[name]
+        fits = True
+        remaining: dict[FR, int] = {}
+        for fr, v in requests.items():
+            if quota.get(fr, 0) < usage.get(fr, 0) + v:
+                fits = False
+            remaining[fr] = max(0, v - max(0, local.get(fr, 0) - usage.get(fr, 0)))
+        return fits, remaining
+
+    def _collect(
+        self,
+        cohort: str,
+        skip: str | None,
+        cq: SimClusterQueue,
+        frs: set[FR],
+        out: list[tuple[SimClusterQueue, list[tuple[SimJob, str]]]],
+    ) -> None:
+        """hierarchical_preemption.go collectCandidatesInSubtree: the ClusterQueues under ``cohort`` (but ``skip``'s
+        subtree and ``cq``) that borrow in ``frs``, through Cohorts that borrow too."""
+        for child in self.child_cohorts.get(cohort, []):
+            if child == skip or self.quota.node_within_nominal(child, frs):
+                continue
+            self._collect(child, skip, cq, frs, out)
+        borrowers = self.quota.borrowers(frs)
+        for other in self.child_queues.get(cohort, []):
+            if other is not cq and other.name in borrowers:
+                out.append((other, []))
+
+    def _still_borrowing(self, w: SimJob, frs: set[FR], lca: str) -> bool:
+        """candidate_generator.go candidateIsValid: the candidate's ClusterQueue, and every Cohort between it and the
+        subtree root it was found under, still borrow in ``frs``."""
+        if self.quota.within_nominal(self.queues[w.cluster_queue], frs):
+            return False
+        for node in self.quota.path(w.cluster_queue):
+            if node == lca:
+                return True
+            if self.quota.node_within_nominal(node, frs):
+                return False
+        return True
 
     # ------------------------------------------------------------------ fair sharing
 
@@ -223,7 +289,7 @@ class Preemptor:
                 if _uses(w, frs) and satisfies(cq.within_cluster_queue, job, w)
             ]
         if cq.cohort is not None and cq.reclaim_within_cohort != "Never":
-            for other in self.members[cq.cohort]:
+            for other in self._subtree_queues(self.quota.root(cq.name)):
                 if other is cq or not any(self.quota.borrowing(other, fr) for fr in frs):
                     continue
                 candidates += [
@@ -254,24 +320,68 @@ class Preemptor:
         return out
 
     def _next_queue(self, cq: SimClusterQueue, pending: dict[str, list[SimJob]], pruned: set[str]) -> str | None:
-        """The candidate ClusterQueue with the highest share (fairsharing/ordering.go ``nextTarget``)."""
+        """The next target ClusterQueue (fairsharing/ordering.go ``Iter``): without a cohort the preemptor's own
+        while it has candidates; in a tree, down from the root, at each level the child with the highest share."""
+        if cq.cohort is None:
+            return cq.name if cq.name not in pruned and pending.get(cq.name) else None
+        root = self.quota.root(cq.name)
+        on_path = set(self.quota.path(cq.name))
+        while root not in pruned:
+            found = self._next_target(root, cq, pending, pruned, on_path)
+            if found is not None:
+                return found
+        return None
+
+    def _next_target(
+        self, cohort: str, cq: SimClusterQueue, pending: dict[str, list[SimJob]], pruned: set[str], on_path: set[str]
+    ) -> str | None:
+        """fairsharing/ordering.go ``nextTarget``; ``pruned`` holds pruned ClusterQueues and Cohorts by name."""
         best: str | None = None
         best_share = -1.0
-        members = self.members[cq.cohort] if cq.cohort is not None else [cq]
         order = _ordering(cq.name)
-        for other in members:
+        for other in self.child_queues.get(cohort, []):
             if other.name in pruned:
                 continue
             share = self.quota.share(other)
-            borrowing = any(u > other.nominal.get(fr, 0) for fr, u in self.quota.usage[other.name].items())
-            if (not borrowing and other is not cq) or not pending.get(other.name):
+            if (not self._borrows(other.name) and other is not cq) or not pending.get(other.name):
                 pruned.add(other.name)
                 continue
             if best is None or share > best_share:
                 best, best_share = other.name, share
             elif share == best_share and order(pending[other.name][0]) < order(pending[best][0]):
                 best = other.name
+        best_cohort: str | None = None
+        best_cohort_share = -1.0
+        for child in self.child_cohorts.get(cohort, []):
+            if child in pruned:
+                continue
+            share = self.quota.node_share(child)
+            if not self._borrows(child) and child not in on_path:
+                pruned.add(child)
+            elif share >= best_cohort_share:
+                best_cohort, best_cohort_share = child, share
+        if best is None and best_cohort is None:
+            pruned.add(cohort)
+            return None
+        if best_cohort is not None and best_cohort_share >= best_share:
+            return self._next_target(best_cohort, cq, pending, pruned, on_path)
         return best
+
+    def _borrows(self, name: str) -> bool:
+        """A node's DRS ``IsBorrowing``: its usage of some flavor-resource is above its SubtreeQuota."""
+        quota = self.quota.subtree[name]
+        return any(u > quota.get(fr, 0) for fr, u in self.quota.usage[name].items())
+
+    def _almost_lcas(self, cq: SimClusterQueue, target: str) -> tuple[str, str]:
+        """fairsharing/least_common_ancestor.go: the children of the two ClusterQueues' least common ancestor on the
+        way to each (the ClusterQueues themselves in one flat cohort), whose shares fair sharing compares."""
+        mine = [cq.name, *self.quota.path(cq.name)]
+        theirs = [target, *self.quota.path(target)]
+        ancestors = set(mine)
+        for k, node in enumerate(theirs[1:], 1):
+            if node in ancestors:
+                return mine[mine.index(node) - 1], theirs[k - 1]
+        return cq.name, target
 
     def _fits_fair(self, cq: SimClusterQueue, usage: Mapping[FR, int]) -> bool:
         self.quota.add(cq.name, usage, -1)
@@ -304,8 +414,8 @@ class Preemptor:
                 if self._fits_fair(cq, usage):
                     return True, retry
                 continue
-            target_cq = self.queues[name]
-            preemptor_new, target_old = self.quota.share(cq), self.quota.share(target_cq)
+            mine, theirs = self._almost_lcas(cq, name)
+            preemptor_new, target_old = self.quota.node_share(mine), self.quota.node_share(theirs)
             if preemptor_new == float("inf") and target_old != float("inf"):
                 retry += queue
                 queue.clear()
@@ -313,7 +423,7 @@ class Preemptor:
             while queue:
                 w = queue.pop(0)
                 self._remove(w)
-                target_new = self.quota.share(target_cq)
+                target_new = self.quota.node_share(theirs)
                 self.quota.add(w.cluster_queue, w.usage)
                 if _passes(strategy, preemptor_new, target_old, target_new):
                     self._remove(w)
@@ -332,9 +442,9 @@ class Preemptor:
             name = self._next_queue(cq, pending, pruned)
             if name is None:
                 return False
-            target_cq = self.queues[name]
+            mine, theirs = self._almost_lcas(cq, name)
             w = pending[name].pop(0)
-            if self.quota.share(cq) < self.quota.share(target_cq):
+            if self.quota.node_share(mine) < self.quota.node_share(theirs):
                 self._remove(w)
                 targets.append(Target(w, IN_COHORT_FAIR_SHARING))
                 if self._fits_fair(cq, usage):

@@ -6,9 +6,9 @@ Amounts are integers in milli-units of each resource (``1`` CPU is 1000, ``1Mi``
 so that the arithmetic is exact and fast. A flavor-resource pair is ``(flavor, resource)``.
 """
 
-# Kueue v0.19.2, pkg/cache/scheduler/resource_node.go: available, potentialAvailable, addUsage and
-# the cohort's SubtreeQuota/Usage (accumulateFromChild), for the one flat cohort this program declares.
-# Kueue v0.19.2, pkg/cache/scheduler/fair_sharing.go: dominantResourceShare.
+# Kueue v0.19.2, pkg/cache/scheduler/resource_node.go: available, potentialAvailable, addUsage/removeUsage
+# climbing the Cohort tree, and each Cohort's SubtreeQuota (accumulateFromChild); one flat cohort is a tree of one.
+# Kueue v0.19.2, pkg/cache/scheduler/fair_sharing.go: dominantResourceShare of a ClusterQueue or a Cohort.
 
 from __future__ import annotations
 
@@ -75,6 +75,18 @@ class SimClusterQueue:
     def can_preempt(self) -> bool:
         """Some preemption policy is on: a job that does not fit may still be admitted by preempting."""
         return self.within_cluster_queue != "Never" or self.reclaim_within_cohort != "Never"
+
+
+@dataclass
+class SimCohort:
+    """One Cohort of the tree: its parent and its own quota (a flat ``queues.cohort`` holds none)."""
+
+    name: str
+    parent: str | None
+    nominal: dict[FR, int] = field(default_factory=dict)
+    borrowing_limit: dict[FR, int] = field(default_factory=dict)
+    lending_limit: dict[FR, int] = field(default_factory=dict)
+    weight: float = 1.0
 
 
 @dataclass
@@ -149,6 +161,8 @@ class World:
     fair_sharing: bool
     strategies: tuple[str, ...]
     wait_for_pods_ready: WaitForPodsReady
+    cohorts: dict[str, SimCohort] = field(default_factory=dict)
+    """Every Cohort of the stack by name: a ClusterQueue's ``cohort`` and a Cohort's ``parent`` name one."""
 
 
 # --------------------------------------------------------------------------- building
@@ -213,7 +227,6 @@ def build_world(
     qp = plan.queues
     pools = tuple(p.name for p in qp.pools)
     covered = tuple(qp.covered_resources)
-    cohort = config.queues.cohort
     queues: dict[str, SimClusterQueue] = {}
     for cq in config.queues.cluster_queues:
         nominal = {(p, r): milli(qp.nominal_quota(cq.name, p, r)) for p in pools for r in covered}
@@ -221,7 +234,7 @@ def build_world(
         bwc = pre.borrow_within_cohort if pre is not None else None
         queues[cq.name] = SimClusterQueue(
             name=cq.name,
-            cohort=cohort,
+            cohort=qp.parents.get(cq.name),
             flavors=pools,
             resources=covered,
             nominal=nominal,
@@ -237,6 +250,18 @@ def build_world(
             preference=ff.preference if ff else None,
             weight=float(quantity.parse(cq.fair_sharing.weight)) if cq.fair_sharing else 1.0,
             stop_policy=cq.stop_policy or "None",
+        )
+    declared = {c.name: c for c in config.queues.cohorts}
+    cohorts: dict[str, SimCohort] = {}
+    for name in qp.cohorts:
+        weight = declared[name].fair_sharing if name in declared else None
+        cohorts[name] = SimCohort(
+            name,
+            qp.parents.get(name),
+            _limits(qp.cohort_nominal, name),
+            _limits(qp.cohort_borrowing, name),
+            _limits(qp.cohort_lending, name),
+            float(quantity.parse(weight.weight)) if weight is not None else 1.0,
         )
     priorities = {pc.name: pc.value for pc in config.priority_classes}
     default_class = config.operator.default_priority_class
@@ -281,6 +306,7 @@ def build_world(
         fs is not None and fs.enable,
         tuple(fs.preemption_strategies) if fs is not None else (),
         ready,
+        cohorts,
     )
 
 
@@ -297,76 +323,147 @@ def duration_seconds_go(text: str) -> float:
 
 
 class Quota:
-    """Usage of every ClusterQueue and of the cohort, and what Kueue's cache derives from it."""
+    """Usage of every ClusterQueue and Cohort of the tree, and what Kueue's cache derives from it."""
 
-    def __init__(self, queues: Mapping[str, SimClusterQueue]) -> None:
+    def __init__(self, queues: Mapping[str, SimClusterQueue], cohorts: Mapping[str, SimCohort] | None = None) -> None:
         self.queues = queues
-        self.usage: dict[str, dict[FR, int]] = {name: {} for name in queues}
+        self.cohorts: Mapping[str, SimCohort] = cohorts if cohorts is not None else _flat_cohorts(queues)
+        self.usage: dict[str, dict[FR, int]] = {name: {} for name in [*queues, *self.cohorts]}
         self.version = 0
         """Bumped by every lasting change of usage: an assignment made at the same version still holds."""
-        # The flat cohort's SubtreeQuota: Σ over members of nominal − guaranteed (what they lend).
-        self.cohort_quota: dict[str, dict[FR, int]] = {}
-        self.cohort_usage: dict[str, dict[FR, int]] = {}
+        self.parent: dict[str, str | None] = {name: cq.cohort for name, cq in queues.items()}
+        self.parent.update({name: c.parent for name, c in self.cohorts.items()})
+        # Kueue's SubtreeQuota (a ClusterQueue's is its nominal quota), localQuota (what a node keeps from its
+        # parent: SubtreeQuota − lendingLimit, where one is set) and borrowingLimit, per node.
+        self.subtree: dict[str, dict[FR, int]] = {name: dict(cq.nominal) for name, cq in queues.items()}
+        self.local: dict[str, dict[FR, int]] = {}
+        self.limit: dict[str, dict[FR, int]] = {name: cq.borrowing_limit for name, cq in queues.items()}
+        self.children: dict[str, list[str]] = {name: [] for name in self.cohorts}
+        for name, parent in self.parent.items():
+            if parent is not None:
+                self.children[parent].append(name)
+        for name, cohort in self.cohorts.items():
+            self.limit[name] = cohort.borrowing_limit
+        for name in self.cohorts:
+            if self.parent[name] is None:
+                self._accumulate(name)
+        for name, cq in queues.items():
+            self.local[name] = _local(self.subtree[name], cq.lending_limit)
         self.potentials: dict[tuple[str, FR], int] = {}
         self.over: dict[FR, set[str]] = {}
         """Per flavor-resource, the ClusterQueues using more than their nominal quota of it (kept by :meth:`add`,
-        so that preemption finds the borrowers without scanning every member of the cohort)."""
-        for cq in queues.values():
-            if cq.cohort is None:
-                continue
-            quota = self.cohort_quota.setdefault(cq.cohort, {})
-            self.cohort_usage.setdefault(cq.cohort, {})
-            for fr, amount in cq.nominal.items():
-                quota[fr] = quota.get(fr, 0) + amount - cq.guaranteed(fr)
+        so that preemption finds the borrowers without scanning every member of the tree)."""
+
+    def _accumulate(self, name: str) -> None:
+        """A Cohort's SubtreeQuota: its own quota plus each child's SubtreeQuota beyond what the child keeps."""
+        cohort = self.cohorts[name]
+        quota = dict(cohort.nominal)
+        for child in self.children[name]:
+            if child in self.cohorts:
+                self._accumulate(child)
+            lending = self.cohorts[child].lending_limit if child in self.cohorts else self.queues[child].lending_limit
+            own = self.subtree[child]
+            kept = _local(own, lending)
+            for fr, amount in own.items():
+                quota[fr] = quota.get(fr, 0) + amount - kept.get(fr, 0)
+        self.subtree[name] = quota
+        self.local[name] = _local(quota, cohort.lending_limit)
+
+    def root(self, name: str) -> str:
+        """The root of the tree ``name`` is in (``name`` itself without a parent)."""
+        parent = self.parent.get(name)
+        while parent is not None:
+            name, parent = parent, self.parent.get(parent)
+        return name
+
+    def path(self, name: str) -> list[str]:
+        """The Cohorts above ``name``, its parent first, the root last (Kueue's PathParentToRoot)."""
+        out: list[str] = []
+        parent = self.parent.get(name)
+        while parent is not None:
+            out.append(parent)
+            parent = self.parent.get(parent)
+        return out
 
     def add(self, cq_name: str, amounts: Mapping[FR, int], sign: int = 1) -> None:
-        """Add (``sign`` 1) or remove (-1) ``amounts`` to ``cq_name``'s usage, and the part above
-        its guaranteed quota to the cohort's."""
+        """Add (``sign`` 1) or remove (-1) ``amounts`` to ``cq_name``'s usage; what goes beyond what a node keeps
+        climbs to its parent (Kueue's addUsage and removeUsage)."""
         self.version += 1
         cq = self.queues[cq_name]
         usage = self.usage[cq_name]
-        cohort = self.cohort_usage.get(cq.cohort) if cq.cohort is not None else None
         for fr, amount in amounts.items():
-            before = usage.get(fr, 0)
-            after = before + sign * amount
-            usage[fr] = after
+            after = usage.get(fr, 0) + sign * amount
             if after > cq.nominal.get(fr, 0):
                 self.over.setdefault(fr, set()).add(cq_name)
             elif fr in self.over:
                 self.over[fr].discard(cq_name)
-            if cohort is not None:
-                g = cq.guaranteed(fr)
-                cohort[fr] = cohort.get(fr, 0) + max(0, after - g) - max(0, before - g)
+            if sign > 0:
+                self._add(cq_name, fr, amount)
+            else:
+                self._remove(cq_name, fr, amount)
+
+    def _add(self, name: str, fr: FR, amount: int) -> None:
+        while True:
+            usage = self.usage[name]
+            before = usage.get(fr, 0)
+            room = max(0, self.local[name].get(fr, 0) - before)
+            usage[fr] = before + amount
+            parent = self.parent[name]
+            if parent is None or amount <= room:
+                return
+            name, amount = parent, amount - room
+
+    def _remove(self, name: str, fr: FR, amount: int) -> None:
+        while True:
+            usage = self.usage[name]
+            before = usage.get(fr, 0)
+            stored = before - self.local[name].get(fr, 0)
+            usage[fr] = before - amount
+            parent = self.parent[name]
+            if parent is None or stored <= 0:
+                return
+            name, amount = parent, min(amount, stored)
 
     def available(self, cq: SimClusterQueue, fr: FR) -> int:
-        """Kueue's ``available``: unused quota ``cq`` may take now, borrowing included."""
-        used = self.usage[cq.name].get(fr, 0)
-        nominal = cq.nominal.get(fr, 0)
-        if cq.cohort is None:
-            return nominal - used
-        g = cq.guaranteed(fr)
-        parent = self.cohort_quota[cq.cohort].get(fr, 0) - self.cohort_usage[cq.cohort].get(fr, 0)
-        limit = cq.borrowing_limit.get(fr)
+        """Kueue's ``available``: unused quota ``cq`` may take now, borrowing through the tree included."""
+        return self._available(cq.name, fr)
+
+    def _available(self, name: str, fr: FR) -> int:
+        parent = self.parent[name]
+        used = self.usage[name].get(fr, 0)
+        if parent is None:
+            return self.subtree[name].get(fr, 0) - used
+        local = self.local[name].get(fr, 0)
+        above = self._available(parent, fr)
+        limit = self.limit[name].get(fr)
         if limit is not None:
-            parent = min(nominal - g - max(0, used - g) + limit, parent)
-        return max(0, g - used) + parent
+            above = min(self.subtree[name].get(fr, 0) - local - max(0, used - local) + limit, above)
+        return max(0, local - used) + above
 
     def potential(self, cq: SimClusterQueue, fr: FR) -> int:
         """Kueue's ``potentialAvailable``: the most ``cq`` could ever hold (its maximum capacity)."""
-        # It reads quotas only, never usage: computed once per ClusterQueue and flavor-resource.
-        key = (cq.name, fr)
+        # It reads quotas only, never usage: computed once per node and flavor-resource.
+        return self._potential(cq.name, fr)
+
+    def _potential(self, name: str, fr: FR) -> int:
+        key = (name, fr)
         found = self.potentials.get(key)
         if found is None:
-            found = self.potentials[key] = self._potential(cq, fr)
+            parent = self.parent[name]
+            if parent is None:
+                found = self.subtree[name].get(fr, 0)
+            else:
+                found = self.local[name].get(fr, 0) + self._potential(parent, fr)
+                limit = self.limit[name].get(fr)
+                if limit is not None:
+                    found = min(self.subtree[name].get(fr, 0) + limit, found)
+            self.potentials[key] = found
         return found
 
-    def _potential(self, cq: SimClusterQueue, fr: FR) -> int:
-        nominal = cq.nominal.get(fr, 0)
-        if cq.cohort is None:
-            return nominal
-        out = cq.guaranteed(fr) + self.cohort_quota[cq.cohort].get(fr, 0)
-        limit = cq.borrowing_limit.get(fr)
-        return min(nominal + limit, out) if limit is not None else out
+    def node_within_nominal(self, name: str, frs: set[FR]) -> bool:
+        """Kueue's ``IsWithinNominalInResources`` for any node: usage within its SubtreeQuota."""
+        usage, quota = self.usage[name], self.subtree[name]
+        return all(usage.get(fr, 0) <= quota.get(fr, 0) for fr in frs)
 
     def borrowing(self, cq: SimClusterQueue, fr: FR, extra: int = 0) -> bool:
         """Usage (plus ``extra``) above the nominal quota."""
@@ -385,20 +482,39 @@ class Quota:
         return out
 
     def share(self, cq: SimClusterQueue) -> float:
-        """Kueue's weighted dominant resource share (× 1000, unrounded); ``inf`` for weight 0 while borrowing."""
-        if cq.cohort is None:
+        """Kueue's weighted dominant resource share of ``cq`` (× 1000, unrounded); ``inf`` for weight 0 while
+        borrowing."""
+        return self.node_share(cq.name)
+
+    def node_share(self, name: str) -> float:
+        """:meth:`share` of a ClusterQueue or a Cohort: what it borrows beyond its SubtreeQuota, per resource, over
+        what its parent could ever lend it (potentialAvailable of the parent, summed over the root's flavors)."""
+        parent = self.parent.get(name)
+        if parent is None:
             return 0.0
+        quota = self.subtree[name]
         borrowed: dict[str, int] = {}
-        for fr, used in self.usage[cq.name].items():
-            over = used - cq.nominal.get(fr, 0)
+        for fr, used in self.usage[name].items():
+            over = used - quota.get(fr, 0)
             if over > 0:
                 borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
         if not borrowed:
             return 0.0
         lendable: dict[str, int] = {}
-        for fr, amount in self.cohort_quota[cq.cohort].items():
-            lendable[fr[1]] = lendable.get(fr[1], 0) + amount
+        for fr in self.subtree[self.root(name)]:
+            lendable[fr[1]] = lendable.get(fr[1], 0) + self._potential(parent, fr)
         ratio = max((b * 1000.0 / lendable[r] for r, b in borrowed.items() if lendable.get(r, 0) > 0), default=0.0)
-        if cq.weight == 0:
+        weight = self.cohorts[name].weight if name in self.cohorts else self.queues[name].weight
+        if weight == 0:
             return math.inf
-        return ratio / cq.weight
+        return ratio / weight
+
+
+def _local(quota: Mapping[FR, int], lending: Mapping[FR, int]) -> dict[FR, int]:
+    """Kueue's localQuota: SubtreeQuota − lendingLimit where one is set (never below 0), else 0."""
+    return {fr: max(0, quota.get(fr, 0) - limit) for fr, limit in lending.items()}
+
+
+def _flat_cohorts(queues: Mapping[str, SimClusterQueue]) -> dict[str, SimCohort]:
+    """The Cohorts ``queues`` name, each a root with no quota of its own (one flat ``queues.cohort``)."""
+    return {cq.cohort: SimCohort(cq.cohort, None) for cq in queues.values() if cq.cohort is not None}

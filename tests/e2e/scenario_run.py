@@ -181,6 +181,7 @@ class Observer:
                 self._list("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
                 self._list("kueue.x-k8s.io", "v1beta2", "localqueues"),
                 jobs,
+                cohorts=self._list("kueue.x-k8s.io", "v1beta2", "cohorts"),
             )
         ]
         now = time.monotonic()
