@@ -81,3 +81,12 @@ def test_usage_climbs_the_tree_and_comes_back(tmp_path: Path) -> None:
     assert quota.node_share("product") == 0.0  # product borrows nothing from org
     quota.add("team-a", {gpu: 10_000}, -1)
     assert (quota.usage["team-a"][gpu], quota.usage["product"][gpu], quota.usage["org"][gpu]) == (0, 0, 0)
+
+
+def test_fair_sharing_hands_borrowed_quota_out_by_the_departments_weights() -> None:
+    result = run("tree-fairsharing")
+    admitted = [job for job, at, _, _ in timeline(result) if at]
+    # Each team runs its own job; of the lender's three, dept-y (weight 2) gets two and dept-x one. Which of a
+    # team's equal jobs run is Kueue's arrival order ("either"), so they are counted per team.
+    assert (sum(j.startswith("team-a/") for j in admitted), sum(j.startswith("team-b/") for j in admitted)) == (2, 3)
+    assert [e.kind for e in result.outcome.events].count("preempted") == 0

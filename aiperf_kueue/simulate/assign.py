@@ -25,15 +25,31 @@ class Assignment:
     """Where a pending Workload would go now, and how."""
 
     mode: int
-    borrowing: bool = False
+    borrowing: int = 0
+    """How high it borrows: 0 within the ClusterQueue's nominal quota, else the height of the lowest Cohort whose
+    subtree holds it (1 in a flat cohort); lower is admitted first (Kueue's ``Borrows``)."""
     usage: dict[FR, int] = field(default_factory=dict)
     flavors: dict[str, str] = field(default_factory=dict)
     """Resource → flavor (the first podSet's where podSets differ)."""
     targets: list[Target] = field(default_factory=list)
 
 
-def _better(a: tuple[int, bool], b: tuple[int, bool] | None, preference: str | None) -> bool:
-    """``isPreferred``: a (mode, borrowing) over b."""
+def _height_after(quota: Quota, cq: SimClusterQueue, fr: FR, val: int, targets: list[Target]) -> int:
+    """preemption_oracle.go ``SimulatePreemption``: the borrowing height with ``targets`` removed."""
+    if not targets:
+        return quota.borrow_height(cq, fr, val)[0]
+    version = quota.version
+    for t in targets:
+        quota.add(t.job.cluster_queue, t.job.usage, -1)
+    height = quota.borrow_height(cq, fr, val)[0]
+    for t in targets:
+        quota.add(t.job.cluster_queue, t.job.usage)
+    quota.version = version
+    return height
+
+
+def _better(a: tuple[int, int], b: tuple[int, int] | None, preference: str | None) -> bool:
+    """``isPreferred``: a (mode, borrowing height) over b."""
     if a[0] == NO_FIT:
         return False
     if b is None or b[0] == NO_FIT:
@@ -42,20 +58,20 @@ def _better(a: tuple[int, bool], b: tuple[int, bool] | None, preference: str | N
         return a[0] != NO_CANDIDATES
     if preference == "PreemptionOverBorrowing":
         if a[1] != b[1]:
-            return not a[1]
+            return a[1] < b[1]
         return a[0] > b[0]
     if a[0] != b[0]:
         return a[0] > b[0]
-    return not a[1] and b[1]
+    return a[1] < b[1]
 
 
-def _try_next(mode: tuple[int, bool], cq: SimClusterQueue) -> bool:
+def _try_next(mode: tuple[int, int], cq: SimClusterQueue) -> bool:
     """``shouldTryNextFlavor``."""
     if mode[0] in (NO_FIT, NO_CANDIDATES):
         return True
     if mode[0] == PREEMPT and cq.when_can_preempt == "TryNextFlavor":
         return True
-    return mode[1] and cq.when_can_borrow == "TryNextFlavor"
+    return mode[1] > 0 and cq.when_can_borrow == "TryNextFlavor"
 
 
 def assign(
@@ -66,32 +82,34 @@ def assign(
     usage: dict[FR, int] = {}
     chosen: dict[str, str] = {}
     worst = FIT
-    borrowing = False
+    borrowing = 0
     for ps in job.podsets:
         if not ps.need:
             continue
         skipped = flavors.skipped(ps.placement)
-        best: tuple[int, bool] | None = None
+        best: tuple[int, int] | None = None
         best_flavor: str | None = None
         for flavor in cq.flavors:
             if flavor in skipped:
                 continue
-            mode, borrows = FIT, False
+            mode, borrows = FIT, 0
             for resource, amount in ps.need.items():
                 fr = (flavor, resource)
                 val = usage.get(fr, 0) + amount
                 if val > quota.potential(cq, fr):
                     mode = NO_FIT
                     break
-                over = quota.borrowing(cq, fr, val)
-                borrows = borrows or over
+                height, may_reclaim = quota.borrow_height(cq, fr, val)
                 if val <= quota.available(cq, fr):
+                    borrows = max(borrows, height)
                     continue
-                may_reclaim = cq.cohort is not None and not over
                 if cq.can_preempt and (cq.nominal.get(fr, 0) >= val or may_reclaim or can_preempt_borrowing):
                     found = preemptor.targets(job, cq, {fr: val}, {fr})
                     mode = min(mode, PREEMPT if found else NO_CANDIDATES)
+                    # The oracle's borrowAfterPreemptions: how high it borrows once its targets are gone.
+                    borrows = max(borrows, _height_after(quota, cq, fr, val, found))
                 else:
+                    borrows = max(borrows, height)
                     mode = NO_FIT
                     break
             here = (mode, borrows)
@@ -102,7 +120,7 @@ def assign(
         if best is None or best_flavor is None:
             return Assignment(NO_FIT)
         worst = min(worst, best[0])
-        borrowing = borrowing or best[1]
+        borrowing = max(borrowing, best[1])
         for resource, amount in ps.need.items():
             fr = (best_flavor, resource)
             usage[fr] = usage.get(fr, 0) + amount

@@ -420,21 +420,51 @@ class Simulation:
             yield entries.pop(self._pick(entries))
 
     def _pick(self, entries: list[tuple[SimJob, Assignment]]) -> int:
-        """The next entry: classical order, or fair sharing's (lowest share after admission)."""
+        """The next entry: classical order, or fair sharing's (fair_sharing_iterator.go): in the tree of the first
+        entry's ClusterQueue, a tournament from the root down, each level comparing its children by their share with
+        the entry's usage added (a ClusterQueue for its own entry, a Cohort for the winner below it)."""
         assert self.world is not None and self.quota is not None
-        keys: list[tuple[bool, float, int, float, int]] = []
         if not self.world.fair_sharing:
-            keys = [(p.borrowing, 0.0, -j.priority, j.queue_time, j.tie) for j, p in entries]
-        else:
-            version = self.quota.version
-            for j, p in entries:
-                cq = self.world.queues[j.cluster_queue]
-                self.quota.add(cq.name, p.usage)
-                share = self.quota.share(cq)
-                self.quota.add(cq.name, p.usage, -1)
-                keys.append((p.borrowing, share, -j.priority, j.queue_time, j.tie))
-            self.quota.version = version
-        return min(range(len(entries)), key=keys.__getitem__)
+            order = [(p.borrowing, 0.0, -j.priority, j.queue_time, j.tie) for j, p in entries]
+            return min(range(len(entries)), key=order.__getitem__)
+        quota = self.quota
+        root = quota.root(entries[0][0].cluster_queue)
+        version = quota.version
+        # Per entry, per Cohort on its path, the key its child on that path has there.
+        levels: list[dict[str, tuple[bool, float, int, float, int]]] = []
+        for j, p in entries:
+            keys: dict[str, tuple[bool, float, int, float, int]] = {}
+            if quota.root(j.cluster_queue) == root:
+                quota.add(j.cluster_queue, p.usage)
+                node = j.cluster_queue
+                for parent in quota.path(j.cluster_queue):
+                    # FairSharingPrioritizeNonBorrowing: borrowing on what it requests, at this level.
+                    over = quota.subtree[node]
+                    borrowing = any(quota.usage[node].get(fr, 0) > over.get(fr, 0) for fr in p.usage)
+                    keys[parent] = (borrowing, quota.node_share(node), -j.priority, j.queue_time, j.tie)
+                    node = parent
+                quota.add(j.cluster_queue, p.usage, -1)
+            levels.append(keys)
+        quota.version = version
+        if root == entries[0][0].cluster_queue:  # no cohort: its own entry
+            return 0
+        return self._tournament(root, entries, levels)
+
+    def _tournament(self, cohort: str, entries: list[tuple[SimJob, Assignment]], levels: list[dict[str, Any]]) -> int:
+        """fair_sharing_iterator.go runTournament: the winners of the child Cohorts and the entries of the child
+        ClusterQueues, compared by their key at ``cohort``; -1 when none is under it."""
+        assert self.quota is not None
+        candidates = [
+            found
+            for child, parent in self.quota.parent.items()
+            if parent == cohort and child in self.quota.cohorts
+            for found in [self._tournament(child, entries, levels)]
+            if found >= 0
+        ]
+        candidates += [i for i, (j, _) in enumerate(entries) if self.quota.parent.get(j.cluster_queue) == cohort]
+        if not candidates:
+            return -1
+        return min(candidates, key=lambda i: levels[i][cohort])
 
     # ------------------------------------------------------------------ observations
 

@@ -350,6 +350,10 @@ class Quota:
         for name, cq in queues.items():
             self.local[name] = _local(self.subtree[name], cq.lending_limit)
         self.potentials: dict[tuple[str, FR], int] = {}
+        # The tree never changes during a revision: each node's path to the root and height, computed once.
+        self.paths: dict[str, tuple[str, ...]] = {}
+        self.heights: dict[str, int] = {}
+        self.steps: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.over: dict[FR, set[str]] = {}
         """Per flavor-resource, the ClusterQueues using more than their nominal quota of it (kept by :meth:`add`,
         so that preemption finds the borrowers without scanning every member of the tree)."""
@@ -371,19 +375,20 @@ class Quota:
 
     def root(self, name: str) -> str:
         """The root of the tree ``name`` is in (``name`` itself without a parent)."""
-        parent = self.parent.get(name)
-        while parent is not None:
-            name, parent = parent, self.parent.get(parent)
-        return name
+        path = self.path(name)
+        return path[-1] if path else name
 
-    def path(self, name: str) -> list[str]:
+    def path(self, name: str) -> tuple[str, ...]:
         """The Cohorts above ``name``, its parent first, the root last (Kueue's PathParentToRoot)."""
-        out: list[str] = []
-        parent = self.parent.get(name)
-        while parent is not None:
-            out.append(parent)
-            parent = self.parent.get(parent)
-        return out
+        found = self.paths.get(name)
+        if found is None:
+            out: list[str] = []
+            parent = self.parent.get(name)
+            while parent is not None:
+                out.append(parent)
+                parent = self.parent.get(parent)
+            found = self.paths[name] = tuple(out)
+        return found
 
     def add(self, cq_name: str, amounts: Mapping[FR, int], sign: int = 1) -> None:
         """Add (``sign`` 1) or remove (-1) ``amounts`` to ``cq_name``'s usage; what goes beyond what a node keeps
@@ -429,16 +434,23 @@ class Quota:
         return self._available(cq.name, fr)
 
     def _available(self, name: str, fr: FR) -> int:
-        parent = self.parent[name]
-        used = self.usage[name].get(fr, 0)
-        if parent is None:
-            return self.subtree[name].get(fr, 0) - used
-        local = self.local[name].get(fr, 0)
-        above = self._available(parent, fr)
-        limit = self.limit[name].get(fr)
-        if limit is not None:
-            above = min(self.subtree[name].get(fr, 0) - local - max(0, used - local) + limit, above)
-        return max(0, local - used) + above
+        # Kueue's recursion, unrolled: from the root down to ``name``. A node with neither a lendingLimit nor a
+        # borrowingLimit passes on what its parent has (max(0, 0 − used) + above), so only the others are visited.
+        steps = self.steps.get(name)
+        if steps is None:
+            nodes = (name, *self.path(name))
+            kept = tuple(n for n in reversed(nodes[:-1]) if self.local[n] or self.limit[n])
+            steps = self.steps[name] = (nodes[-1], kept)
+        top, kept = steps
+        above = self.subtree[top].get(fr, 0) - self.usage[top].get(fr, 0)
+        for node in kept:
+            used = self.usage[node].get(fr, 0)
+            local = self.local[node].get(fr, 0)
+            limit = self.limit[node].get(fr)
+            if limit is not None:
+                above = min(self.subtree[node].get(fr, 0) - local - max(0, used - local) + limit, above)
+            above = max(0, local - used) + above
+        return above
 
     def potential(self, cq: SimClusterQueue, fr: FR) -> int:
         """Kueue's ``potentialAvailable``: the most ``cq`` could ever hold (its maximum capacity)."""
@@ -459,6 +471,35 @@ class Quota:
                     found = min(self.subtree[name].get(fr, 0) + limit, found)
             self.potentials[key] = found
         return found
+
+    def height(self, name: str) -> int:
+        """hierarchical_preemption.go ``getNodeHeight``: 1 for a Cohort with children and no child Cohort, one more
+        per level of Cohorts below it."""
+        found = self.heights.get(name)
+        if found is None:
+            found = min(len(self.children.get(name, [])), 1)
+            for child in self.children.get(name, []):
+                if child in self.cohorts:
+                    found = max(found, self.height(child) + 1)
+            self.heights[name] = found
+        return found
+
+    def borrow_height(self, cq: SimClusterQueue, fr: FR, val: int) -> tuple[int, bool]:
+        """hierarchical_preemption.go ``FindHeightOfLowestSubtreeThatFits``: how high ``val`` of ``fr`` must borrow
+        (0 within the ClusterQueue's own quota; the height of the lowest Cohort above whose SubtreeQuota holds it),
+        and whether that Cohort has a parent (reclaim within the hierarchy may still make room)."""
+        name = cq.name
+        has_parent = self.parent[name] is not None
+        used = self.usage[name].get(fr, 0)
+        if used + val <= self.subtree[name].get(fr, 0) or not has_parent:
+            return 0, has_parent
+        remaining = val - max(0, self.local[name].get(fr, 0) - used)
+        for node in self.path(name):
+            node_used = self.usage[node].get(fr, 0)
+            if node_used + remaining <= self.subtree[node].get(fr, 0):
+                return self.height(node), self.parent[node] is not None
+            remaining -= max(0, self.local[node].get(fr, 0) - node_used)
+        return self.height(self.root(name)), False
 
     def node_within_nominal(self, name: str, frs: set[FR]) -> bool:
         """Kueue's ``IsWithinNominalInResources`` for any node: usage within its SubtreeQuota."""
