@@ -3,8 +3,8 @@
 A generated stack (one cohort, 50 ClusterQueues of one namespace each, 20 jobs per queue with run
 times from 10 to 600 s and three priorities, reclaimWithinCohort on every other queue; with ``--tree``, the
 same queues in a three-level Cohort tree: an org, 5 departments of 10 teams, each department with quota of its
-own and every other one a borrowingLimit) is planned once, then the simulation alone is timed, wall clock and this process's CPU time (the machine is shared: the
-wall clock counts other processes' turns): the budget is 2 s on the project's 2-core machine. A benchmark, not a
+own and every other one a borrowingLimit) is planned once, then the simulation alone is timed, wall clock and
+this process's CPU time (the machine is shared: the wall clock counts other processes' turns): the budget is 2 s on the project's 2-core machine. A benchmark, not a
 test: nothing asserts the time.
 """
 
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = len(outcome.jobs)
     preempted = sum(1 for e in outcome.events if e.kind == "preempted")
     print(
-        f"simulate: {jobs} jobs over {args.queues} ClusterQueues{' in a three-level tree' if args.tree else ''}, makespan {makespan(outcome)} s, "
+        f"simulate: {jobs} jobs over {args.queues} ClusterQueues{' in a three-level tree' if args.tree else ''}, "
+        f"makespan {makespan(outcome)} s, "
         f"{preempted} preemptions: {best:.2f} s (CPU {cpu:.2f} s; best of {args.repeat}; planning the stack took "
         f"{planned:.1f} s)"
     )
