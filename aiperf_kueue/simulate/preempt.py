@@ -173,18 +173,25 @@ class Preemptor:
         bwc_forbidden = cq.borrow_within_cohort == "Never"
         used = self.quota.usage[cq.name]
         under_nominal = all(used.get(fr, 0) < cq.nominal.get(fr, 0) for fr in frs)
-        advantage, remaining = self._fits_in_quota(cq.name, usage)
         path = self.quota.path(cq.name)
-        # Without the advantage and with borrowWithinCohort Never, every candidate of another ClusterQueue of a flat
-        # cohort would be ReclaimWithoutBorrowing; when the queue is not under nominal either, the only attempt allows
-        # borrowing and skips them all: they are not gathered (the same answer). Deeper in a tree the advantage may
-        # still come from a Cohort above, so there they always are.
-        reclaim = not bwc_forbidden or under_nominal or advantage or len(path) > 1
+        # The hierarchical advantage each level's candidates are gathered with: the job fits in the ClusterQueue's
+        # own quota, or in the SubtreeQuota of a Cohort below that level (QuantitiesFitInQuota, climbing).
+        advantages: list[bool] = []
+        advantage, remaining = self._fits_in_quota(cq.name, usage)
+        for root in path:
+            advantages.append(advantage)
+            if not advantage:
+                fits, remaining = self._fits_in_quota(root, remaining)
+                advantage = fits
+        # Without the advantage at any level and with borrowWithinCohort Never, every candidate of another
+        # ClusterQueue would be ReclaimWithoutBorrowing; when the queue is not under nominal either, the only attempt
+        # allows borrowing and skips them all: they are not gathered (the same answer).
+        reclaim = not bwc_forbidden or under_nominal or any(advantages)
         if path and cq.reclaim_within_cohort != "Never" and reclaim:
             # hierarchical_preemption.go collectCandidatesForHierarchicalReclaim: climb from the parent to the root,
             # each time gathering the borrowers of the subtree not yet searched.
             previous: str | None = None
-            for root in path:
+            for root, advantage in zip(path, advantages, strict=True):
                 found_here: list[tuple[SimClusterQueue, list[tuple[SimJob, str]]]] = []
                 self._collect(root, previous, cq, frs, found_here)
                 for other, _ in found_here:
@@ -201,8 +208,6 @@ class Preemptor:
                         lca[w.order] = root
                     theirs.append((other, found))
                     (hierarchy if advantage else by_priority).extend(found)
-                fits, remaining = self._fits_in_quota(root, remaining)
-                advantage = advantage or fits
                 previous = root
         if (not hierarchy and not by_priority) or (bwc_forbidden and not under_nominal):
             attempts: tuple[bool, ...] = (True,)

@@ -354,6 +354,11 @@ class Quota:
         self.paths: dict[str, tuple[str, ...]] = {}
         self.heights: dict[str, int] = {}
         self.steps: dict[str, tuple[str, tuple[str, ...]]] = {}
+        # What available and borrow_height found since the last change of usage. ``stamp`` counts every change and,
+        # unlike ``version`` (which a preemption trial puts back), never repeats.
+        self.stamp = 0
+        self.cached_at = -1
+        self.cache: dict[tuple[Any, ...], Any] = {}
         self.over: dict[FR, set[str]] = {}
         """Per flavor-resource, the ClusterQueues using more than their nominal quota of it (kept by :meth:`add`,
         so that preemption finds the borrowers without scanning every member of the tree)."""
@@ -394,6 +399,7 @@ class Quota:
         """Add (``sign`` 1) or remove (-1) ``amounts`` to ``cq_name``'s usage; what goes beyond what a node keeps
         climbs to its parent (Kueue's addUsage and removeUsage)."""
         self.version += 1
+        self.stamp += 1
         cq = self.queues[cq_name]
         usage = self.usage[cq_name]
         for fr, amount in amounts.items():
@@ -429,9 +435,20 @@ class Quota:
                 return
             name, amount = parent, min(amount, stored)
 
+    def _cached(self) -> dict[tuple[Any, ...], Any]:
+        if self.cached_at != self.stamp:
+            self.cache.clear()
+            self.cached_at = self.stamp
+        return self.cache
+
     def available(self, cq: SimClusterQueue, fr: FR) -> int:
         """Kueue's ``available``: unused quota ``cq`` may take now, borrowing through the tree included."""
-        return self._available(cq.name, fr)
+        cache = self._cached()
+        key = ("available", cq.name, fr)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self._available(cq.name, fr)
+        return int(found)
 
     def _available(self, name: str, fr: FR) -> int:
         # Kueue's recursion, unrolled: from the root down to ``name``. A node with neither a lendingLimit nor a
@@ -493,6 +510,14 @@ class Quota:
         used = self.usage[name].get(fr, 0)
         if used + val <= self.subtree[name].get(fr, 0) or not has_parent:
             return 0, has_parent
+        cache = self._cached()
+        key = ("height", name, fr, val)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self._borrow_height(name, fr, val, used)
+        return found
+
+    def _borrow_height(self, name: str, fr: FR, val: int, used: int) -> tuple[int, bool]:
         remaining = val - max(0, self.local[name].get(fr, 0) - used)
         for node in self.path(name):
             node_used = self.usage[node].get(fr, 0)
