@@ -4,8 +4,8 @@ A generated stack (one cohort, 50 ClusterQueues of one namespace each, 20 jobs p
 times from 10 to 600 s and three priorities, reclaimWithinCohort on every other queue; with ``--tree``, the
 same queues in a three-level Cohort tree: an org, 5 departments of 10 teams, each department with quota of its
 own and every other one a borrowingLimit) is planned once, then the simulation alone is timed, wall clock and
-this process's CPU time (the machine is shared: the wall clock counts other processes' turns): the budget is 2 s on the project's 2-core machine. A benchmark, not a
-test: nothing asserts the time.
+this process's CPU time (the machine is shared: the wall clock counts other processes' turns): the budget is
+2 s on the project's 2-core machine. A benchmark, not a test: nothing asserts the time.
 """
 
 from __future__ import annotations
