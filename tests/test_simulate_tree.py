@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from aiperf_kueue.plan.stack_plan import StackPlan, plan_values
-from aiperf_kueue.simulate.world import Quota, build_world, milli
+from aiperf_kueue.simulate.quota import Quota
+from aiperf_kueue.simulate.world import build_world, milli
 from aiperf_kueue.stackfile.loader import read_stack_file
 from tests.stack_variants import variant_text
 from tests.support import ROOT

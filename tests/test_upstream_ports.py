@@ -49,6 +49,7 @@ PORTS = {
     "aiperf_kueue/simulate/preempt.py": ["kueue"],
     "aiperf_kueue/simulate/engine.py": ["kueue"],
     "aiperf_kueue/simulate/world.py": ["kueue"],
+    "aiperf_kueue/simulate/quota.py": ["kueue"],
     "aiperf_kueue/simulate/explain.py": ["kueue"],
     "aiperf_kueue/upstream/kueue_kubeconfig.py": ["kueue", "kubernetes"],
 }
@@ -119,7 +120,7 @@ def test_no_module_claims_a_port_it_is_not_listed_as() -> None:
         str(p.relative_to(ROOT)) for p in (ROOT / "aiperf_kueue").rglob("*.py") if HEADER.search(p.read_text())
     )
     assert claimed == sorted(PORTS)
-    assert len(claimed) == 29
+    assert len(claimed) == 30
 
 
 def test_docs_list_every_port() -> None:
@@ -131,5 +132,5 @@ def test_a_bumped_pin_names_the_ports_to_reread() -> None:
     """Bumping Kueue's pin without re-reading its ports names each of them, with both versions."""
     stale = stale_ports({**pins(), "kueue": "v0.20.7"})
     assert sorted(stale) == sorted(path for path, projects in PORTS.items() if "kueue" in projects)
-    assert len(stale) == 13
+    assert len(stale) == 14
     assert stale["aiperf_kueue/workload/flavor_assigner.py"] == ["kueue v0.19.2 (pinned v0.20.7)"]

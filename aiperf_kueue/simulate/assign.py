@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aiperf_kueue.simulate.preempt import Preemptor, Target
-from aiperf_kueue.simulate.world import FR, Quota, SimClusterQueue, SimJob
+from aiperf_kueue.simulate.quota import Quota
+from aiperf_kueue.simulate.world import FR, SimClusterQueue, SimJob
 from aiperf_kueue.workload.flavor_assigner import Flavors
 
 # Kueue's preemptionMode, worst first (flavorassigner.go).

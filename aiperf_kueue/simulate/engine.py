@@ -27,7 +27,8 @@ from typing import Any
 
 from aiperf_kueue.simulate.assign import PREEMPT, Assignment, assign
 from aiperf_kueue.simulate.preempt import Preemptor
-from aiperf_kueue.simulate.world import Quota, SimJob, World
+from aiperf_kueue.simulate.quota import Quota
+from aiperf_kueue.simulate.world import SimJob, World
 
 
 @dataclass(frozen=True)

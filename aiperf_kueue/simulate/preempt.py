@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from aiperf_kueue.simulate.world import FR, Quota, SimClusterQueue, SimJob
+from aiperf_kueue.simulate.quota import Quota
+from aiperf_kueue.simulate.world import FR, SimClusterQueue, SimJob
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
