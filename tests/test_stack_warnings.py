@@ -97,9 +97,20 @@ def test_a_job_that_lands_on_a_gpu_flavor_warns_when_its_queue_has_cpu_nodes_too
     plan = planned(values)
     assert plan.jobs_table()[0]["flavor"] == ["gpu"]
     assert new_warnings(values) == [
-        "jobs[0]: run: requests no GPU but lands on GPU flavor gpu (ClusterQueue 'a' has no room for it on a "
-        "CPU-only flavor listed earlier), next to the models under test; fix: give ClusterQueue 'a' a share (or "
-        "nominalQuota) of CPU-only pool 'cpu' large enough for the job"
+        "jobs[0]: run: requests no GPU but lands on GPU flavor gpu (ClusterQueue 'a' has no room for it on any "
+        "CPU-only flavor), next to the models under test; fix: give ClusterQueue 'a' a share (or nominalQuota) of "
+        "CPU-only pool 'cpu' large enough for the job"
+    ]
+
+
+def test_a_job_on_a_gpu_flavor_listed_first_is_told_to_reorder_the_pools() -> None:
+    # Team a has room on the CPU pool, but the GPU pool comes first and Kueue takes the first flavor that fits.
+    values = stack([GPU, CPU], [team("a", {"cpu": 50, "gpu": 50}, "bench-a"), team("b", {"cpu": 50, "gpu": 50})])
+    assert planned(values).jobs_table()[0]["flavor"] == ["gpu"]
+    assert [w for w in new_warnings(values) if w.startswith("jobs[0]")] == [
+        "jobs[0]: run: requests no GPU but lands on GPU flavor gpu (ClusterQueue 'a' has room for it on CPU-only "
+        "flavor cpu, but Kueue tries flavors in pool order and takes the first that fits), next to the models under "
+        "test; fix: list CPU-only pools first in inventory.pools"
     ]
 
 

@@ -32,7 +32,7 @@ def stack_warnings(config: StackConfig, queues: QueuePlan, jobs: JobsReport) -> 
     gpu_only = _queues_on_gpu_flavors_only(config, queues)
     return [
         *gpu_only.values(),
-        *_jobs_on_gpu_flavors(config, jobs, set(gpu_only)),
+        *_jobs_on_gpu_flavors(config, queues, jobs, set(gpu_only)),
         *_cohort_without_reclaim(config, queues),
         *_unpinned_images(config, jobs),
     ]
@@ -82,8 +82,10 @@ def _queues_on_gpu_flavors_only(config: StackConfig, queues: QueuePlan) -> dict[
     return out
 
 
-def _jobs_on_gpu_flavors(config: StackConfig, jobs: JobsReport, warned: set[str]) -> list[str]:
-    """Declared jobs that request no GPU but land on a GPU flavor (their ClusterQueue not already warned)."""
+def _jobs_on_gpu_flavors(config: StackConfig, queues: QueuePlan, jobs: JobsReport, warned: set[str]) -> list[str]:
+    """Declared jobs that request no GPU but land on a GPU flavor (their ClusterQueue not already warned): because
+    the CPU-only flavors listed before it are too small for the job, or because the GPU pool is listed before a
+    CPU-only pool that could hold it (Kueue takes the first flavor that fits)."""
     gpu = _gpu_pools(config)
     gpu_resources = {p.gpu_resource for p in config.inventory.pools if p.gpus}
     out = []
@@ -95,11 +97,28 @@ def _jobs_on_gpu_flavors(config: StackConfig, jobs: JobsReport, warned: set[str]
         if not on_gpu:
             continue
         entry = admission.entry
+        cq = admission.cluster_queue
+        names = [p.name for p in config.inventory.pools]
+        first_gpu = min(names.index(f) for f in on_gpu)
+        later = [
+            name
+            for name in names[first_gpu + 1 :]
+            if name not in gpu
+            and all(queues.max_capacity(cq, name, r) >= a for r, a in placed.requests.items() if a)
+        ]
+        if later:
+            out.append(
+                f"{key_path(*entry.origin)}: {entry.name}: requests no GPU but lands on GPU flavor "
+                f"{', '.join(on_gpu)} (ClusterQueue {cq!r} has room for it on CPU-only flavor {later[0]}, but Kueue "
+                f"tries flavors in pool order and takes the first that fits), next to the models under test; fix: "
+                f"list CPU-only pools first in inventory.pools"
+            )
+            continue
         out.append(
             f"{key_path(*entry.origin)}: {entry.name}: requests no GPU but lands on GPU flavor "
-            f"{', '.join(on_gpu)} (ClusterQueue {admission.cluster_queue!r} has no room for it on a CPU-only "
-            f"flavor listed earlier), next to the models under test; fix: "
-            f"{_fix_for_cpu_pods(config, admission.cluster_queue)} large enough for the job"
+            f"{', '.join(on_gpu)} (ClusterQueue {cq!r} has no room for it on any CPU-only "
+            f"flavor), next to the models under test; fix: "
+            f"{_fix_for_cpu_pods(config, cq)} large enough for the job"
         )
     return out
 

@@ -122,6 +122,14 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
             "s2": (False, None, 0, None, (), False, 0, 0),
         },
     },
+    # A GPU pool listed first: `o1` lands on it though its ClusterQueue has room on the CPU pool (Kueue takes the first
+    # flavor that fits), `s1` because its ClusterQueue's CPU share is too small; both run on the tainted GPU node.
+    "gpu-placement": {
+        "01-place": {
+            "o1": (True, "order", 0, None, (), False, 2, 0),
+            "s1": (True, "small", 0, None, (), False, 2, 0),
+        },
+    },
     # Quota (11 CPU) admits `frag` (10475m), the nodes cannot place its third worker pod. Its other pods run until
     # waitForPodsReady's 20 s pass; then Kueue evicts the whole workload (PodsReadyTimeout, WaitForStart) and
     # requeues it with backoff: no pod keeps running. The plan printed no warning for it.
@@ -460,6 +468,25 @@ PLAN_WARNINGS: dict[str, dict[str, dict[str, dict[str, dict[str, Any]]]]] = {
                 "s1": {"admitted": True, "preemptedCount": 0, "podsRunning": 2},
                 "s2": {"admitted": False, "podsRunning": 0},
             },
+        },
+    },
+    "gpu-placement": {
+        "01-place": {
+            (
+                "inventory.pools: GPU pool 'gpu' is listed before CPU-only pool 'cpu'; AIPerf pods request no GPU and "
+                "Kueue takes the first flavor that fits, so benchmark clients would land on GPU nodes. List CPU-only "
+                "pools first."
+            ): {"o1": {"admitted": True, "flavors": {"cpu": "gpu", "memory": "gpu"}}},
+            (
+                "jobs[0]: o1: requests no GPU but lands on GPU flavor gpu (ClusterQueue 'order' has room for it on "
+                "CPU-only flavor cpu, but Kueue tries flavors in pool order and takes the first that fits), next to "
+                "the models under test; fix: list CPU-only pools first in inventory.pools"
+            ): {"o1": {"admitted": True, "flavors": {"cpu": "gpu", "memory": "gpu"}, "podsRunning": 2}},
+            (
+                "jobs[1]: s1: requests no GPU but lands on GPU flavor gpu (ClusterQueue 'small' has no room for it on "
+                "any CPU-only flavor), next to the models under test; fix: give ClusterQueue 'small' a share (or "
+                "nominalQuota) of CPU-only pool 'cpu' large enough for the job"
+            ): {"s1": {"admitted": True, "flavors": {"cpu": "gpu", "memory": "gpu"}, "podsRunning": 2}},
         },
     },
     # idle's quota is lent: team-a runs four jobs on one slot of its own.
