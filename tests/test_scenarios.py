@@ -32,6 +32,7 @@ def test_the_projects_scenarios_load() -> None:
         "fifo-strict-vs-besteffort": ["01-run", "02-big", "03-small"],
         "gang-fragmentation": ["01-gang"],
         "gpu-placement": ["01-place"],
+        "pods-quota": ["01-first", "02-second"],
         "priority-preemption": ["01-low", "02-high"],
         "warnings-come-true": ["01-fill", "02-more"],
     }

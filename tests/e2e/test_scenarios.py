@@ -130,6 +130,14 @@ EXPECTED: dict[str, dict[str, dict[str, tuple[Any, ...]]]] = {
             "s1": (True, "small", 0, None, (), False, 2, 0),
         },
     },
+    # pods is covered and pool no-pods has no pods quota: `p2` waits beside `p1` though no-pods is idle.
+    "pods-quota": {
+        "01-first": {"p1": (True, "team", 0, None, (), False, 2, 0)},
+        "02-second": {
+            "p1": (True, "team", 0, None, (), False, 2, 0),
+            "p2": (False, None, 0, None, (), False, 0, 0),
+        },
+    },
     # Quota (11 CPU) admits `frag` (10475m), the nodes cannot place its third worker pod. Its other pods run until
     # waitForPodsReady's 20 s pass; then Kueue evicts the whole workload (PodsReadyTimeout, WaitForStart) and
     # requeues it with backoff: no pod keeps running. The plan printed no warning for it.
@@ -488,6 +496,16 @@ PLAN_WARNINGS: dict[str, dict[str, dict[str, dict[str, dict[str, Any]]]]] = {
                 "nominalQuota) of CPU-only pool 'cpu' large enough for the job"
             ): {"s1": {"admitted": True, "flavors": {"cpu": "gpu", "memory": "gpu"}, "podsRunning": 2}},
         },
+    },
+    "pods-quota": {
+        step: {
+            "inventory.pools[1]: pool 'no-pods' has no extraResources.pods while pods is covered; Kueue admits nothing "
+            "on it": {"p1": {"admitted": True, "flavors": {"cpu": "cpu", "memory": "cpu", "pods": "cpu"}}}
+            if step == "01-first"
+            # The ClusterQueue holds all of no-pods' cpu and memory, yet p2 is not admitted there.
+            else {"p2": {"admitted": False, "podsRunning": 0}}
+        }
+        for step in ("01-first", "02-second")
     },
     # idle's quota is lent: team-a runs four jobs on one slot of its own.
     "fair-sharing": {
