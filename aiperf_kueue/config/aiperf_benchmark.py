@@ -5,9 +5,10 @@ Upstream: aiperf 0.13.0 aiperf/config/config.py, aiperf/config/loader/normalizer
 The sections that decide what the operator builds are typed with the release's rules: the
 endpoint (:mod:`~aiperf_kueue.config.aiperf_endpoint`), the phases
 (:mod:`~aiperf_kueue.config.aiperf_phases`), the runtime (workers, pods, record processors) and
-the telemetry switches. Sections the release validates deeply and that change nothing the
-program predicts (dataset contents, artifacts, tracking integrations, ...) are checked for their
-keys only and kept as given; AIPerf validates their values when the job is created.
+the telemetry switches. The tokenizer, network latency and tracking integrations are typed in
+:mod:`~aiperf_kueue.config.aiperf_sections`. Sections the release validates deeply and that change
+nothing the program predicts (dataset contents, artifacts) are checked for their keys only and
+kept as given; AIPerf validates their values when the job is created.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from aiperf_kueue.config.aiperf_base import CrdModel, KeysOnly, Number
 from aiperf_kueue.config.aiperf_comm import Communication
 from aiperf_kueue.config.aiperf_endpoint import NON_TOKENIZING_TYPES, Endpoint
 from aiperf_kueue.config.aiperf_phases import Phase
+from aiperf_kueue.config.aiperf_sections import Mlflow, NetworkLatency, Otel, Tokenizer, Wandb
 
 
 class Runtime(CrdModel):
@@ -182,37 +184,6 @@ class Artifacts(KeysOnly):
         {"dir", "prefix", "summary", "records", "raw", "trace", "sliceDuration", "showTraceTiming", "userFiles",
          "autoPlot", "plotRequired", "exportOutputsJson"}
     )  # fmt: skip
-
-
-class Tokenizer(KeysOnly):
-    """``benchmark.tokenizer``."""
-
-    KEYS = frozenset({"name", "revision", "trustRemoteCode", "applyChatTemplate", "resolvedNames"})
-
-
-class Otel(KeysOnly):
-    """``benchmark.otel``."""
-
-    KEYS = frozenset({"metricsUrl", "streamMetricsEnabled", "streamTimingEnabled", "customResourceAttributes",
-                      "genAiProvider"})  # fmt: skip
-
-
-class Mlflow(KeysOnly):
-    """``benchmark.mlflow``."""
-
-    KEYS = frozenset({"trackingUri", "experiment", "runName", "tags", "parentRunId", "artifactGlobs"})
-
-
-class Wandb(KeysOnly):
-    """``benchmark.wandb``."""
-
-    KEYS = frozenset({"project", "entity", "runName", "tags"})
-
-
-class NetworkLatency(KeysOnly):
-    """``benchmark.networkLatency``."""
-
-    KEYS = frozenset({"enabled", "pingInterval", "meanMs"})
 
 
 class Logging(CrdModel):
