@@ -451,11 +451,11 @@ def test_unknown_keys() -> None:
         "'prefillConcurrency'"
     }
     assert problems(AIPerfJobSpec, with_benchmark(networkLatency={"x": 1})) == {
-        "benchmark.networkLatency": "unknown key 'x'"
+        "benchmark.networkLatency.x": "unknown key 'x'"
     }
     # A near miss names the key meant, in closed and keys-only objects alike.
-    assert problems(AIPerfJobSpec, with_benchmark(tokenizer={"revison": "main"})) == {
-        "benchmark.tokenizer": "unknown key 'revison' (did you mean 'revision'?)"
+    assert problems(AIPerfJobSpec, with_benchmark(artifacts={"prefx": "run"})) == {
+        "benchmark.artifacts": "unknown key 'prefx' (did you mean 'prefix'?)"
     }
 
 

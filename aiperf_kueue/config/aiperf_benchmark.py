@@ -5,9 +5,11 @@ Upstream: aiperf 0.13.0 aiperf/config/config.py, aiperf/config/loader/normalizer
 The sections that decide what the operator builds are typed with the release's rules: the
 endpoint (:mod:`~aiperf_kueue.config.aiperf_endpoint`), the phases
 (:mod:`~aiperf_kueue.config.aiperf_phases`), the runtime (workers, pods, record processors) and
-the telemetry switches. Sections the release validates deeply and that change nothing the
-program predicts (dataset contents, artifacts, tracking integrations, ...) are checked for their
-keys only and kept as given; AIPerf validates their values when the job is created.
+the telemetry switches. The tokenizer, network latency and tracking integrations are typed in
+:mod:`~aiperf_kueue.config.aiperf_sections`. Sections the release validates deeply and that change
+nothing the program predicts (a dataset's nested objects, artifacts) are checked for their keys
+only and kept as given; AIPerf validates their values when the job is created. A dataset's own
+values are checked in :mod:`~aiperf_kueue.config.aiperf_dataset`.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from aiperf_kueue.common.display import SHOWN, show
 from aiperf_kueue.common.suggest import did_you_mean
 from aiperf_kueue.config.aiperf_base import CrdModel, KeysOnly, Number
 from aiperf_kueue.config.aiperf_comm import Communication
+from aiperf_kueue.config.aiperf_dataset import check_dataset
 from aiperf_kueue.config.aiperf_endpoint import NON_TOKENIZING_TYPES, Endpoint
 from aiperf_kueue.config.aiperf_phases import Phase
+from aiperf_kueue.config.aiperf_sections import Mlflow, NetworkLatency, Otel, Tokenizer, Wandb
 
 
 class Runtime(CrdModel):
@@ -184,37 +188,6 @@ class Artifacts(KeysOnly):
     )  # fmt: skip
 
 
-class Tokenizer(KeysOnly):
-    """``benchmark.tokenizer``."""
-
-    KEYS = frozenset({"name", "revision", "trustRemoteCode", "applyChatTemplate", "resolvedNames"})
-
-
-class Otel(KeysOnly):
-    """``benchmark.otel``."""
-
-    KEYS = frozenset({"metricsUrl", "streamMetricsEnabled", "streamTimingEnabled", "customResourceAttributes",
-                      "genAiProvider"})  # fmt: skip
-
-
-class Mlflow(KeysOnly):
-    """``benchmark.mlflow``."""
-
-    KEYS = frozenset({"trackingUri", "experiment", "runName", "tags", "parentRunId", "artifactGlobs"})
-
-
-class Wandb(KeysOnly):
-    """``benchmark.wandb``."""
-
-    KEYS = frozenset({"project", "entity", "runName", "tags"})
-
-
-class NetworkLatency(KeysOnly):
-    """``benchmark.networkLatency``."""
-
-    KEYS = frozenset({"enabled", "pingInterval", "meanMs"})
-
-
 class Logging(CrdModel):
     """``benchmark.logging``."""
 
@@ -266,7 +239,7 @@ class Accuracy(CrdModel):
 _GPU_TELEMETRY_KEYS = frozenset({"enabled", "urls", "url", "metricsFile", "collector", "mode"})
 # AIPerf 0.13.0, aiperf/config/dataset/config.py: the dataset variants (a union discriminated by
 # ``type``, a case-insensitive DatasetType) and their keys (extra="forbid"; camelCase aliases, the
-# field names too). Their values are AIPerf's to validate when the job is created.
+# field names too). Their scalar values are checked in aiperf_dataset.py.
 _DATASET_KEYS: dict[str, frozenset[str]] = {
     "synthetic": frozenset(
         [
@@ -357,7 +330,8 @@ def _snake(name: str) -> str:
 
 
 def _dataset_rules(dataset: dict[str, Any], where: str) -> None:
-    """A dataset's ``name``, ``type`` and keys as AIPerf 0.13.0's dataset models take them."""
+    """A dataset's ``name``, ``type`` and keys as AIPerf 0.13.0's dataset models take them, then its
+    values (:mod:`~aiperf_kueue.config.aiperf_dataset`)."""
     name = dataset.get("name", "default")
     if not isinstance(name, str) or not name:
         raise ValueError(f"{where}.name must be a non-empty string (e.g. 'main'), got {show(name)}")
@@ -372,6 +346,7 @@ def _dataset_rules(dataset: dict[str, Any], where: str) -> None:
                 f"{where}: unknown key {show(key)} for a {kind.lower()} dataset"
                 f"{did_you_mean(str(key), sorted(keys))}; allowed: {', '.join(sorted(keys))}"
             )
+    check_dataset(dataset, kind.lower(), where)
 
 
 _SERVER_METRICS_KEYS = frozenset({"enabled", "urls", "url", "formats", "discovery"})
@@ -410,7 +385,8 @@ class Benchmark(CrdModel):
 
     datasets: list[dict[str, Any]] | None = Field(None, min_length=1, max_length=1)
     """Exactly one dataset mapping with a ``name`` (type ``synthetic`` when omitted); required
-    unless ``dataset`` is given. Its contents are AIPerf's to validate."""
+    unless ``dataset`` is given. Its keys and scalar values are checked; nested objects
+    (prompts, images, ...) are AIPerf's to validate."""
 
     dataset: dict[str, Any] | None = None
     """Shorthand for ``datasets``: one dataset mapping, named ``default``."""

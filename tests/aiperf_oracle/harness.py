@@ -417,6 +417,10 @@ def fields() -> Json:
 
     for tag, model in (("synthetic", SyntheticDataset), ("file", FileDataset), ("public", PublicDataset)):
         keys[f"benchmark.datasets[{tag}]"] = {f.alias or n for n, f in model.model_fields.items()}
+        for name, field in model.model_fields.items():
+            found = enum_values(field.annotation)
+            if found is not None:
+                enums[f"benchmark.datasets[{tag}].{field.alias or name}"] = found
     return {"keys": {k: sorted(v) for k, v in keys.items()}, "enums": enums}
 
 
