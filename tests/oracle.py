@@ -12,6 +12,7 @@ Without the virtualenv the oracle tests skip, except under ``CI=true``, where th
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -20,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from aiperf_kueue.config import StackConfig
+from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from aiperf_kueue.plan import manifests
 from aiperf_kueue.plan.submit import benchmark_namespaces, default_queue, namespace_annotations
 
@@ -182,3 +185,14 @@ def jobset_view(jobset: dict[str, Any]) -> dict[str, Any]:
         )
     out["replicatedJobs"] = jobs
     return out
+
+
+def accepted_here(spec: dict[str, Any]) -> bool:
+    """Whether the program's port takes the AIPerfJob ``spec`` (``scheduling`` is the operator's, not AIPerf's):
+    the side the differential tests compare with :meth:`Oracle.validate`."""
+    job = {k: v for k, v in copy.deepcopy(spec).items() if k != "scheduling"}
+    try:
+        AIPerfJobSpec.model_validate(job)
+    except ValidationError:
+        return False
+    return True

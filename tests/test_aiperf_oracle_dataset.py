@@ -19,13 +19,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from aiperf_kueue.config import aiperf_dataset
 from aiperf_kueue.config.aiperf_benchmark import _DATASET_KEYS
-from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from tests.oracle import (
     Oracle,
+    accepted_here,
     oracle_fixture,  # noqa: F401 (the session fixture `oracle`)
 )
 
@@ -109,15 +108,6 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
         dataset["dataset"] = "sharegpt"
     spec["benchmark"]["datasets"] = [dataset]
     return spec
-
-
-def accepted_here(spec: dict[str, Any]) -> bool:
-    job = {k: v for k, v in copy.deepcopy(spec).items() if k != "scheduling"}
-    try:
-        AIPerfJobSpec.model_validate(job)
-    except ValidationError:
-        return False
-    return True
 
 
 @settings(

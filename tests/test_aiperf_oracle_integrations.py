@@ -19,11 +19,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
-from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
 from tests.oracle import (
     Oracle,
+    accepted_here,
     oracle_fixture,  # noqa: F401 (the session fixture `oracle`)
 )
 
@@ -108,15 +107,6 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
                 del body["bogus"]
             spec["benchmark"][key] = body if draw(st.integers(0, 9)) else draw(st.sampled_from(["x", 1, []]))
     return spec
-
-
-def accepted_here(spec: dict[str, Any]) -> bool:
-    job = {k: v for k, v in copy.deepcopy(spec).items() if k != "scheduling"}
-    try:
-        AIPerfJobSpec.model_validate(job)
-    except ValidationError:
-        return False
-    return True
 
 
 @settings(
