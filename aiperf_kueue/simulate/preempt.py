@@ -74,15 +74,10 @@ class Preemptor:
         self.admitted = admitted
         self.fair_sharing = fair_sharing
         self.strategies = tuple(strategies) or ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
-        # Each Cohort's ClusterQueues and Cohorts, in config order (Kueue's ChildCQs and ChildCohorts).
-        self.child_queues: dict[str, list[SimClusterQueue]] = {}
-        self.child_cohorts: dict[str, list[str]] = {}
-        for cq in queues.values():
-            if cq.cohort is not None:
-                self.child_queues.setdefault(cq.cohort, []).append(cq)
-        for name, parent in quota.parent.items():
-            if parent is not None and name in quota.cohorts:
-                self.child_cohorts.setdefault(parent, []).append(name)
+        # Each Cohort's ClusterQueues and Cohorts, in config order (Kueue's ChildCQs and ChildCohorts), from the
+        # quota's tree.
+        self.child_queues = {c: [queues[n] for n in kids if n in queues] for c, kids in quota.children.items()}
+        self.child_cohorts = {c: [n for n in kids if n in quota.cohorts] for c, kids in quota.children.items()}
 
     def _subtree_queues(self, cohort: str) -> list[SimClusterQueue]:
         """Every ClusterQueue under ``cohort`` (Kueue's SubtreeClusterQueues)."""
