@@ -39,7 +39,7 @@ def refusal(dataset: dict[str, Any]) -> str | None:
     "dataset",
     [
         {"type": "synthetic", "entries": 1, "randomSeed": -5, "sampling": "Shuffle", "turnDelayRatio": 0},
-        {"type": "synthetic", "random_seed": 7, "isl": {"mean": 512}, "prompts": {"anything": "kept as given"}},
+        {"type": "synthetic", "random_seed": 7, "isl": {"mean": 512}, "prompts": {"batch_size": 2, "corpus": "Coding"}},
         {"type": "file", "path": "/data/trace.jsonl", "format": "mooncake_trace", "replaySpeedup": 2.5},
         {"type": "file", "records": [{"text": "hi"}], "openLoopStrict": True, "traceSessionSampleRatio": 1},
         {"type": "file", "records": {"a": [{"text": "hi"}]}, "format": "random_pool", "imageBatchSize": 0},
