@@ -358,10 +358,31 @@ SYSTEM_ROLE = "(chat, chat_embeddings, messages, responses)"
             },
             "cacheBust target warmup_isolation_first_turn does not work with the agentic_replay timing mode",
         ),
+        (
+            {**FILE, "sampling": "shuffle"},
+            {
+                "phases": [
+                    {"name": "warmup", "type": "fixed_schedule"},
+                    {"name": "profiling", "type": "concurrency", "requests": 5},
+                ]
+            },
+            "a fixed_schedule phase needs the file dataset's sampling sequential, got shuffle",
+        ),
+        (
+            {**FILE, "format": "mooncake_trace"},
+            {"phases": [{"name": "profiling", "type": "user_centric", "rate": 1, "users": 2, "requests": 10}]},
+            "a user_centric phase needs the file dataset's format multi_turn, got mooncake_trace",
+        ),
     ],
 )
 def test_benchmark_rules_on_the_dataset(dataset: dict[str, Any], benchmark: dict[str, Any], expected: str) -> None:
     assert problems(spec(dataset, **benchmark)) == {W: expected}
+
+
+def test_phase_rules_apply_to_file_datasets_only() -> None:
+    user_centric = [{"name": "profiling", "type": "user_centric", "rate": 1, "users": 2, "requests": 10}]
+    assert problems(spec({**SYN, "sampling": "random"}, phases=user_centric)) == {}
+    assert problems(spec({**FILE, "format": "Multi-Turn"}, phases=user_centric)) == {}
 
 
 def test_the_shorthand_dataset_is_checked_alike() -> None:

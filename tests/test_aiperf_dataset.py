@@ -45,6 +45,8 @@ def refusal(dataset: dict[str, Any]) -> str | None:
         {"type": "file", "records": {"a": [{"text": "hi"}]}, "format": "random_pool", "imageBatchSize": 0},
         {"type": "file", "path": "/d", "maxContextLength": 4096},
         {"type": "public", "dataset": "ShareGPT", "filters": {"lang": "en"}, "hfSubset": "s"},
+        {"type": "public", "dataset": "Vision-Arena"},
+        {"type": "file", "records": {"a": [{"text": "hi"}]}, "format": "Random-Pool"},
         {"type": "public", "dataset": "weka_hf", "hfWekaDataset": "org/repo", "maxContextLength": 8},
         {"type": "public", "dataset": "semianalysis_cc_traces_weka_061526_256k", "maxContextLength": 8},
     ],

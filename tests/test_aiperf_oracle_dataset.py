@@ -204,7 +204,7 @@ FILE = st.fixed_dictionaries(
         "records": st.sampled_from(
             [[{"text": "hi"}], [], {"p": [{"text": "hi"}]}, {"p": []}, {}, "x", [1], {"p": [1]}, {"p": {"text": "hi"}}]
         ),
-        "format": st.sampled_from(["single_turn", "random_pool", "mooncake_trace", "weka_trace", "Multi_Turn", "x"]),
+        "format": st.sampled_from(["single_turn", "random_pool", "mooncake_trace", "weka_trace", "Multi-Turn", "x"]),
         "traceSessionSampleRatio": NUMBER,
         "maxIdleGapCapSeconds": NUMBER,
         "replaySpeedup": NUMBER,
@@ -222,7 +222,7 @@ PUBLIC = st.fixed_dictionaries(
     optional={
         **COMMON,
         **REPLAY,
-        "dataset": st.sampled_from(["sharegpt", "ShareGPT", "weka_hf", "semianalysis_cc_traces_weka", "x", 1]),
+        "dataset": st.sampled_from(["sharegpt", "ShareGPT", "weka-hf", "semianalysis_cc_traces_weka", "x", 1]),
         "hfSubset": st.sampled_from(["s", 1]),
         "filters": st.sampled_from([{"k": "v"}, {"k": 1}, [], "x"]),
         "hfWekaDataset": st.sampled_from(["org/repo", " ", 1]),
@@ -335,6 +335,19 @@ def test_the_drawn_specs_reach_both_outcomes(oracle: Oracle) -> None:
         spec["benchmark"]["endpoint"]["type"] = "chat"
         spec["benchmark"]["phases"][0].pop("timingMode", None)
         assert (accepted_here(spec), oracle.validate(spec)["accepted"]) == (True, True), dataset
+    # A file dataset's sampling and format against the phase types, on either side of the rule.
+    fixed = [{"name": "profiling", "type": "fixed_schedule"}]
+    user_centric = [{"name": "profiling", "type": "user_centric", "rate": 1, "users": 2, "requests": 10}]
+    for extra, phase_list, accepted in [
+        ({"sampling": "random"}, fixed, False),
+        ({}, fixed, True),
+        ({"format": "mooncake_trace"}, user_centric, False),
+        ({"format": "Multi_Turn"}, user_centric, True),
+    ]:
+        spec = copy.deepcopy(BASE)
+        spec["benchmark"]["datasets"] = [{"name": "main", "type": "file", "path": "/d", **extra}]
+        spec["benchmark"]["phases"] = phase_list
+        assert (accepted_here(spec), oracle.validate(spec)["accepted"]) == (accepted, accepted), (extra, phase_list)
 
 
 def test_the_dataset_models_take_the_checked_keys_and_the_releases_enums(oracle: Oracle) -> None:

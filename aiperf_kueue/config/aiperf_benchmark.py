@@ -336,7 +336,12 @@ class Benchmark(CrdModel):
         profiling = [p for p in phases if p.effective_kind() == "profiling"]
         timing_mode = (profiling[0].model_extra or {}).get("timingMode")
         dataset = self.dataset if self.dataset is not None else (self.datasets or [{}])[0]
-        benchmark_rules(dataset, self.endpoint.effective_type(), timing_mode if isinstance(timing_mode, str) else None)
+        benchmark_rules(
+            dataset,
+            self.endpoint.effective_type(),
+            [p.type for p in phases],
+            timing_mode if isinstance(timing_mode, str) else None,
+        )
         return self
 
     def all_phases(self) -> list[Phase]:

@@ -10,8 +10,8 @@ inline ``records`` as a list or a mapping of pools of mappings) and the cross-fi
 them. :func:`benchmark_rules` holds the release's benchmark-level rules that read the dataset
 (cache-bust and system-prompt support by endpoint, prefix prompts against a system prompt, the
 warmup-isolation targets). ``systemPromptFile`` is a path on the operator's file system, which the
-release reads at validation; only its type is checked here. The enums are case-insensitive, as
-the release's ``ExtensibleStrEnum``.
+release reads at validation; only its type is checked here. The enums are case-insensitive and
+take ``-`` for ``_``, as the release's ``ExtensibleStrEnum``.
 
 Deliberately stricter than the release: a synthetic dataset sets ``isl`` (``osl``) or
 ``prompts.isl`` (``prompts.osl``), not both; the release merges the two (the shorthand's keys
@@ -81,7 +81,7 @@ PUBLIC_DATASETS = (
 
 def _one_of(values: tuple[str, ...], example: str) -> Any:
     def check(value: Any) -> Any:
-        if not isinstance(value, str) or value.lower() not in values:
+        if not isinstance(value, str) or enum_key(value) not in values:
             listed = ", ".join(values) if len(values) < 10 else f"{len(values)} names, e.g. {example}"
             raise ValueError(f"must be one of {listed} (AIPerf 0.13.0), got {show(value)}")
         return value
@@ -89,8 +89,8 @@ def _one_of(values: tuple[str, ...], example: str) -> Any:
     return PlainValidator(check)
 
 
-def _lower(value: str | None) -> str | None:
-    return value.lower() if value is not None else None
+def _key(value: str | None) -> str | None:
+    return enum_key(value) if value is not None else None
 
 
 class _Dataset(Model):
@@ -208,7 +208,7 @@ class FileDataset(_Replay):
 
     @model_validator(mode="after")
     def _release_rules(self) -> FileDataset:
-        fmt = _lower(self.format) or "single_turn"
+        fmt = _key(self.format) or "single_turn"
         batch = [to_camel(n) for n in _BATCH_SIZES if getattr(self, n) is not None]
         if batch and fmt != "random_pool":
             raise ValueError(f"{', '.join(batch)}: only for format random_pool, got format {fmt}")
@@ -247,7 +247,7 @@ class PublicDataset(_Replay):
 
     @model_validator(mode="after")
     def _release_rules(self) -> PublicDataset:
-        name = self.dataset.lower()
+        name = enum_key(self.dataset)
         if self.max_context_length is not None and "weka" not in name:
             raise ValueError(f"maxContextLength only applies to the Weka public datasets, got dataset {name}")
         if self.hf_weka_dataset is not None and name != "weka_hf":
@@ -370,10 +370,20 @@ def cache_bust_target(dataset: dict[str, Any]) -> str:
     return enum_key(value) if isinstance(value, str) else "none"
 
 
-def benchmark_rules(dataset: dict[str, Any], endpoint_type: str, timing_mode: str | None) -> None:
-    """``BenchmarkConfig``'s rules on its first dataset (already checked): cache-bust and the
-    system prompt against the endpoint type, the system prompt against prefix prompts, and the
-    warmup-isolation targets (``timing_mode``: the first profiling phase's ``timingMode``)."""
+def benchmark_rules(
+    dataset: dict[str, Any], endpoint_type: str, phase_types: list[str], timing_mode: str | None
+) -> None:
+    """``BenchmarkConfig``'s rules on its first dataset (already checked): a file dataset for the
+    phase types (``check_phase_dataset_compatibility``), cache-bust and the system prompt against
+    the endpoint type, the system prompt against prefix prompts, and the warmup-isolation targets
+    (``timing_mode``: the first profiling phase's ``timingMode``)."""
+    if dataset.get("type", "synthetic") == "file":
+        sampling = enum_key(_get(dataset, "sampling") or "sequential")
+        fmt = enum_key(_get(dataset, "format") or "single_turn")
+        if "fixed_schedule" in phase_types and sampling != "sequential":
+            raise ValueError(f"a fixed_schedule phase needs the file dataset's sampling sequential, got {sampling}")
+        if "user_centric" in phase_types and fmt != "multi_turn":
+            raise ValueError(f"a user_centric phase needs the file dataset's format multi_turn, got {fmt}")
     target = cache_bust_target(dataset)
     if target != "none" and endpoint_type not in CACHE_BUST_ENDPOINTS:
         raise ValueError(
