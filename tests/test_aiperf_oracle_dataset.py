@@ -351,7 +351,7 @@ def test_the_drawn_specs_reach_both_outcomes(oracle: Oracle) -> None:
 
 
 def test_the_dataset_models_take_the_checked_keys_and_the_releases_enums(oracle: Oracle) -> None:
-    """Every key the key check lets through is typed (or kept as given) by a variant model, and
+    """Every key the key check lets through is typed by a variant model, and
     the enums are the release's values (``type`` is the discriminator)."""
     for tag, model in aiperf_dataset.VARIANTS.items():
         assert {f.alias or n for n, f in model.model_fields.items()} == DATASET_KEYS[tag], tag

@@ -109,7 +109,11 @@ YAML12 = " (YAML 1.2, which Pulumi reads, has only true and false)"
             {"slice_duration": 5},
             {A: "unknown key 'slice_duration': the AIPerfJob CRD uses camelCase, write 'sliceDuration'"},
         ),
-        ({"userFiles": {"path": "a"}}, {f"{A}.userFiles": "must be a list, got a mapping of 1 key (path: 'a')"}),
+        ({"userFiles": {"path": "a"}}, {f"{A}.userFiles": "must be a list of files, each a mapping {path, content}"}),
+        (
+            {"userFiles": [{"path": "a", "content": "x"}, "b"]},
+            {f"{A}.userFiles": "entry 1 must be a mapping {path, content}"},
+        ),
         ({"userFiles": [{"path": "a"}]}, {f"{A}.userFiles[0].content": "required, but not set"}),
         (
             {"userFiles": [{"path": "a", "content": None}]},
@@ -145,12 +149,14 @@ def test_refused_artifacts_name_the_key(artifacts: dict[str, Any], expected: dic
 def test_a_user_files_content_is_never_shown() -> None:
     # A user file may carry a token: a refusal names its path and format, never the content.
     token = "hf_s3cr3tT0k3nValue"
-    for entry in (
-        {"path": "a", "format": "json", "content": token},
-        {"path": "a", "format": "text", "content": {"token": token}},
-        {"path": "/abs", "content": token},
+    for files in (
+        [{"path": "a", "format": "json", "content": token}],
+        [{"path": "a", "format": "text", "content": {"token": token}}],
+        [{"path": "/abs", "content": token}],
+        {"path": "a", "content": token},
+        [token],
     ):
-        found = problems(spec({"userFiles": [entry]}))
+        found = problems(spec({"userFiles": files}))
         assert len(found) == 1 and token not in str(found), found
     assert problems(spec({"userFiles": [{"path": "a", "format": "json", "content": token}]})) == {
         f"{A}.userFiles[0]": "path 'a': format json needs structured content (a mapping, list or scalar)"

@@ -15,7 +15,7 @@ import posixpath
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import BeforeValidator, Field, PlainValidator, StrictBool, StrictInt, StrictStr, model_validator
 
 from aiperf_kueue.common.display import show
 from aiperf_kueue.config.aiperf_base import CrdModel, NearMiss
@@ -103,6 +103,16 @@ class UserFile(NearMiss):
         return self
 
 
+def _user_files_shape(value: Any) -> Any:
+    # Checked before the entries, so that a misplaced content is not shown as the value refused.
+    if not isinstance(value, list):
+        raise ValueError("must be a list of files, each a mapping {path, content}")
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise ValueError(f"entry {i} must be a mapping {{path, content}}")
+    return value
+
+
 # ArtifactsConfig._PREFIX_SUFFIXES_TO_STRIP, longest first.
 _PREFIX_SUFFIXES = (
     "_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json", "_server_metrics.csv",
@@ -143,7 +153,7 @@ class Artifacts(NearMiss):
     show_trace_timing: StrictBool | None = None
     """Show HTTP trace timing in the console (default false)."""
 
-    user_files: list[UserFile] | None = None
+    user_files: Annotated[list[UserFile], BeforeValidator(_user_files_shape)] | None = None
     """Files written into the run directory before the benchmark (default none)."""
 
     auto_plot: StrictBool | None = None
