@@ -21,7 +21,9 @@ from pydantic import BaseModel
 from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.config import aiperf_benchmark as bench
 from aiperf_kueue.config import aiperf_comm as comm
+from aiperf_kueue.config import aiperf_dataset as dataset
 from aiperf_kueue.config import aiperf_endpoint as endpoint
+from aiperf_kueue.config import aiperf_outputs as outputs
 from aiperf_kueue.config import aiperf_phases as phases
 from aiperf_kueue.config import aiperf_plot as plot
 from aiperf_kueue.config import aiperf_spec
@@ -298,6 +300,7 @@ PROGRAM_KEYS: dict[str, set[str]] = {
     "benchmark.endpoint.serverProfiler": {"timeoutSeconds", "startPath", "stopPath"},
     "benchmark.phases": _keys(phases.Phase),
     "benchmark.artifacts": _keys(bench.Artifacts),
+    "benchmark.artifacts.userFiles": _keys(outputs.UserFile),
     "benchmark.tokenizer": _keys(bench.Tokenizer),
     "benchmark.gpuTelemetry": set(bench._GPU_TELEMETRY_KEYS) - {"url"},
     "benchmark.serverMetrics": set(bench._SERVER_METRICS_KEYS) - {"url"},
@@ -309,7 +312,7 @@ PROGRAM_KEYS: dict[str, set[str]] = {
     "benchmark.runtime.communication": _keys(comm.Communication),
     **{f"benchmark.runtime.communication[{tag}]": set(keys) for tag, keys in comm.KEYS.items()},
     "benchmark.runtime.communication.eventBusProxy": _keys(comm.TcpProxy),
-    **{f"benchmark.datasets[{tag}]": set(keys) for tag, keys in bench._DATASET_KEYS.items()},
+    **{f"benchmark.datasets[{tag}]": set(keys) for tag, keys in dataset.DATASET_KEYS.items()},
     "plot": _keys(plot.Plot),
     "plot.visualization": _keys(plot.PlotVisualization),
     "plot.settings": _keys(plot.PlotSettings),
@@ -347,10 +350,14 @@ def test_the_spec_models_take_the_releases_keys_and_enums(oracle: Oracle) -> Non
         ("benchmark.accuracy.benchmark", bench.Accuracy, "benchmark"),
         ("benchmark.accuracy.grader", bench.Accuracy, "grader"),
         ("benchmark.logging.level", bench.Logging, "level"),
+        ("benchmark.artifacts.userFiles.format", outputs.UserFile, "format"),
         ("benchmark.runtime.ui", bench.Runtime, "ui"),
         ("benchmark.runtime.communication.type", comm.Communication, "type"),
-        ("plot.settings.serverMetricsDownsampling.aggregationMethod", plot.ServerMetricsDownsampling,
-         "aggregation_method"),
+        (
+            "plot.settings.serverMetricsDownsampling.aggregationMethod",
+            plot.ServerMetricsDownsampling,
+            "aggregation_method",
+        ),
         ("plot.experimentClassification.default", plot.ExperimentClassification, "default"),
         ("benchmark.phases.type", phases.Phase, "type"),
         ("benchmark.phases.kind", phases.Phase, "kind"),

@@ -1,7 +1,7 @@
 """The spec sections the program once kept free-form, accepted and refused exactly as AIPerf 0.13.0 does.
 
-``benchmark.runtime.communication``, ``plot``, ``variables`` and the ``warmup``/``profiling``
-shorthand: Hypothesis draws values mixing valid and invalid keys, tags, types and bounds; the
+``benchmark.runtime.communication``, ``benchmark.artifacts``, ``plot``, ``variables`` and the
+``warmup``/``profiling`` shorthand: Hypothesis draws values mixing valid and invalid keys, tags, types and bounds; the
 program's spec model (:class:`AIPerfJobSpec`) must accept exactly the specs the release's own
 spec validation (``validate_job_spec``, via :mod:`oracle`) accepts. The field sets and enums are
 compared with the release's models in ``tests/test_aiperf_oracle.py``.
@@ -9,8 +9,9 @@ compared with the release's models in ``tests/test_aiperf_oracle.py``.
 Not drawn, on purpose, where the program is stricter than the release's Python and the API
 server decides first: ``null`` (the API server prunes a null field of a CRD object without
 ``nullable``), snake_case keys (pruned; the program names the camelCase key), values the
-release's lax parsing converts (``"5557"`` or ``true`` for a port), and an absolute plot path
-(read from the operator's file system; the program refuses any path).
+release's lax parsing converts (``"5557"`` or ``true`` for a port, ``"yes"`` for a switch), an
+unknown key in a ``userFiles`` entry (the API server prunes it; the release ignores it), and an
+absolute plot path (read from the operator's file system; the program refuses any path).
 """
 
 from __future__ import annotations
@@ -119,6 +120,31 @@ PLOT = st.one_of(
     ),
     st.sampled_from(["plot.yaml", 1, [], True]),
 )
+USER_FILE = st.fixed_dictionaries(
+    {"path": st.sampled_from(["a.txt", "d/b.json", "a/./b", "", "/abs", "../up", "a\tb"])},
+    optional={
+        "format": st.sampled_from(["json", "yaml", "text", "JSON"]),
+        "content": st.sampled_from(["text {{ job_name }}", {"k": [1]}, [1], 5]),
+    },
+)
+ARTIFACTS = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "dir": st.sampled_from(["/results", 5]),
+            "prefix": st.sampled_from(["run1", "outputs", "outputs.json", "./outputs_raw.jsonl", "", 1]),
+            "summary": st.sampled_from([["json"], [], False, True, ["csv"]]),
+            "records": st.sampled_from([["jsonl"], False, ["json"]]),
+            "raw": st.sampled_from([True, False, "x"]),
+            "sliceDuration": st.sampled_from([5, 2.5, "5m", "30 sec", "inf", 0, -1, "0s", "5 parsecs", [1]]),
+            "exportOutputsJson": st.booleans(),
+            "autoPlot": st.booleans(),
+            "userFiles": st.one_of(st.lists(USER_FILE, max_size=2), st.just("x")),
+            "bogus": st.just(1),
+        },
+    ),
+    st.just("x"),
+)
 VARIABLES = st.sampled_from([{}, {"isl": 512}, {"n": {"x": [1, None]}}, [1], "x", 5])
 PHASE = st.fixed_dictionaries(
     {"type": st.sampled_from(["concurrency", "poisson", "burst"])},
@@ -141,6 +167,8 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     spec = copy.deepcopy(BASE)
     if draw(st.booleans()):
         spec["benchmark"]["runtime"] = {"communication": draw(COMMUNICATION)}
+    if draw(st.booleans()):
+        spec["benchmark"]["artifacts"] = draw(ARTIFACTS)
     if draw(st.booleans()):
         spec["plot"] = draw(PLOT)
     if draw(st.booleans()):
@@ -169,7 +197,23 @@ def test_the_drawn_specs_reach_both_outcomes(oracle: Oracle) -> None:
     good["benchmark"]["runtime"] = {"communication": {"type": "tcp", "recordsPort": 5557, "host": "h"}}
     good["plot"] = {"visualization": {"singleRunDefaults": ["ttft"], "singleRunPlots": {"ttft": {}}}}
     good["variables"] = {"isl": 512}
+    good["benchmark"]["artifacts"] = {
+        "prefix": "outputs_raw.json",
+        "exportOutputsJson": True,
+        "sliceDuration": "30 sec",
+        "userFiles": [{"path": "d/a.txt", "content": "x"}, {"path": "b", "format": "yaml", "content": [1]}],
+    }
     bad = copy.deepcopy(good)
     bad["plot"]["visualization"]["singleRunDefaults"] = ["itl"]
     assert (accepted_here(good), oracle.validate(good)["accepted"]) == (True, True)
     assert (accepted_here(bad), oracle.validate(bad)["accepted"]) == (False, False)
+    for artifacts in (
+        {"prefix": "./outputs_console.txt", "exportOutputsJson": True},
+        {"userFiles": [{"path": "a/../../b", "content": "x"}]},
+        {"userFiles": [{"path": "a", "format": "text", "content": {"k": 1}}]},
+        {"sliceDuration": "0s"},
+        {"records": []},
+    ):
+        bad = copy.deepcopy(good)
+        bad["benchmark"]["artifacts"] = artifacts
+        assert (accepted_here(bad), oracle.validate(bad)["accepted"]) == (False, False), artifacts

@@ -49,11 +49,10 @@ class CrdModel(Model):
         return data
 
 
-class KeysOnly(CrdModel):
-    """A release object whose values AIPerf validates: only its keys are checked here, the
-    values are kept as given. ``KEYS`` lists them (camelCase)."""
+class NearMiss(CrdModel):
+    """A closed object whose unknown key is named with the key meant (``did you mean``) and the
+    keys allowed. ``KEYS`` lists keys taken besides the fields (camelCase)."""
 
-    model_config = ConfigDict(extra="allow")
     KEYS: ClassVar[frozenset[str]] = frozenset()
 
     @model_validator(mode="before")
@@ -73,3 +72,10 @@ class KeysOnly(CrdModel):
                 f"unknown key {show(key)}{did_you_mean(str(key), allowed)}; allowed: {', '.join(sorted(allowed))}"
             )
         return data
+
+
+class KeysOnly(NearMiss):
+    """A release object whose values AIPerf validates: only its keys are checked here, the
+    values are kept as given. ``KEYS`` lists them (camelCase)."""
+
+    model_config = ConfigDict(extra="allow")

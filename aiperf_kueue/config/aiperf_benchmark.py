@@ -5,11 +5,11 @@ Upstream: aiperf 0.13.0 aiperf/config/config.py, aiperf/config/loader/normalizer
 The sections that decide what the operator builds are typed with the release's rules: the
 endpoint (:mod:`~aiperf_kueue.config.aiperf_endpoint`), the phases
 (:mod:`~aiperf_kueue.config.aiperf_phases`), the runtime (workers, pods, record processors) and
-the telemetry switches. The tokenizer, network latency and tracking integrations are typed in
-:mod:`~aiperf_kueue.config.aiperf_sections`. Sections the release validates deeply and that change
-nothing the program predicts (a dataset's nested objects, artifacts) are checked for their keys
-only and kept as given; AIPerf validates their values when the job is created. A dataset's own
-values are checked in :mod:`~aiperf_kueue.config.aiperf_dataset`.
+the telemetry switches. The dataset, its nested objects and the benchmark rules that read it are
+in :mod:`~aiperf_kueue.config.aiperf_dataset` and :mod:`~aiperf_kueue.config.aiperf_content`; the
+tokenizer, network latency and tracking integrations in
+:mod:`~aiperf_kueue.config.aiperf_sections`; artifacts, logging, metrics and accuracy in
+:mod:`~aiperf_kueue.config.aiperf_outputs`.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from pydantic import (
 
 from aiperf_kueue.common.display import SHOWN, show
 from aiperf_kueue.common.suggest import did_you_mean
-from aiperf_kueue.config.aiperf_base import CrdModel, KeysOnly, Number
+from aiperf_kueue.config.aiperf_base import CrdModel, Number
 from aiperf_kueue.config.aiperf_comm import Communication
-from aiperf_kueue.config.aiperf_dataset import check_dataset
+from aiperf_kueue.config.aiperf_dataset import benchmark_rules, dataset_rules
 from aiperf_kueue.config.aiperf_endpoint import NON_TOKENIZING_TYPES, Endpoint
+from aiperf_kueue.config.aiperf_outputs import Accuracy, Artifacts, Logging, Metrics
 from aiperf_kueue.config.aiperf_phases import Phase
 from aiperf_kueue.config.aiperf_sections import Mlflow, NetworkLatency, Otel, Tokenizer, Wandb
 
@@ -179,176 +180,7 @@ def telemetry_enabled(value: str | dict[str, Any] | None) -> bool:
     return not (isinstance(value, dict) and value.get("enabled", True) is False)
 
 
-class Artifacts(KeysOnly):
-    """``benchmark.artifacts`` (the operator forces ``dir: /results``)."""
-
-    KEYS = frozenset(
-        {"dir", "prefix", "summary", "records", "raw", "trace", "sliceDuration", "showTraceTiming", "userFiles",
-         "autoPlot", "plotRequired", "exportOutputsJson"}
-    )  # fmt: skip
-
-
-class Logging(CrdModel):
-    """``benchmark.logging``."""
-
-    level: Literal["TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "SUCCESS", "ERROR", "CRITICAL"] | None = None
-    """Log level (default ``INFO``)."""
-
-
-class Metrics(CrdModel):
-    """``benchmark.metrics``: the release declares no fields here, so it can only be empty."""
-
-
-class Accuracy(CrdModel):
-    """``benchmark.accuracy``: accuracy benchmarking mode."""
-
-    benchmark: (
-        Literal[
-            "mmlu", "mmlu_pro", "aime", "hellaswag", "bigbench", "aime24", "aime25", "math_500", "gsm8k",
-            "gpqa_diamond", "lcb_codegeneration",
-        ]
-        | None
-    ) = None  # fmt: skip
-    """Accuracy benchmark to run (default none: off)."""
-
-    tasks: list[StrictStr] | StrictStr | None = None
-    """Tasks or subtasks to evaluate, a list or a comma-separated string (default: all)."""
-
-    n_shots: StrictInt | None = Field(None, ge=0, le=32)
-    """Few-shot examples per prompt, 0-32 (default: the benchmark's)."""
-
-    enable_cot: StrictBool | None = None
-    """Chain-of-thought prompting (default: the benchmark's)."""
-
-    grader: (
-        Literal[
-            "exact_match", "math", "multiple_choice", "code_execution", "lighteval_expr", "lighteval_latex",
-            "lighteval_gpqa", "lighteval_gsm8k", "mmlu_pro",
-        ]
-        | None
-    ) = None  # fmt: skip
-    """Grader override (default: the benchmark's)."""
-
-    system_prompt: StrictStr | None = None
-    """Custom system prompt (default none)."""
-
-    verbose: StrictBool | None = None
-    """Per-problem grading details (default false)."""
-
-
 _GPU_TELEMETRY_KEYS = frozenset({"enabled", "urls", "url", "metricsFile", "collector", "mode"})
-# AIPerf 0.13.0, aiperf/config/dataset/config.py: the dataset variants (a union discriminated by
-# ``type``, a case-insensitive DatasetType) and their keys (extra="forbid"; camelCase aliases, the
-# field names too). Their scalar values are checked in aiperf_dataset.py.
-_DATASET_KEYS: dict[str, frozenset[str]] = {
-    "synthetic": frozenset(
-        [
-            "audio",
-            "entries",
-            "images",
-            "isl",
-            "name",
-            "osl",
-            "prefixPrompts",
-            "prompts",
-            "randomSeed",
-            "rankings",
-            "sampling",
-            "systemPrompt",
-            "systemPromptFile",
-            "turnDelay",
-            "turnDelayRatio",
-            "turns",
-            "type",
-            "video",
-        ]
-    ),
-    "file": frozenset(
-        [
-            "audioBatchSize",
-            "blockSize",
-            "cacheBust",
-            "entries",
-            "forceMinTokens",
-            "format",
-            "ignoreTraceDelays",
-            "imageBatchSize",
-            "interTurnDelayCapSeconds",
-            "maxContextLength",
-            "maxIdleGapCapSeconds",
-            "name",
-            "omitKvHints",
-            "openLoopReplay",
-            "openLoopStrict",
-            "osl",
-            "path",
-            "promptBatchSize",
-            "prompts",
-            "randomSeed",
-            "records",
-            "replaySpeedup",
-            "sampling",
-            "synthesis",
-            "systemPrompt",
-            "systemPromptFile",
-            "traceIdleGapCapSeconds",
-            "traceSessionSampleRatio",
-            "type",
-            "useThinkTimeOnly",
-            "videoBatchSize",
-        ]
-    ),
-    "public": frozenset(
-        [
-            "cacheBust",
-            "dataset",
-            "entries",
-            "filters",
-            "hfSubset",
-            "hfWekaDataset",
-            "ignoreTraceDelays",
-            "interTurnDelayCapSeconds",
-            "maxContextLength",
-            "name",
-            "osl",
-            "prompts",
-            "randomSeed",
-            "sampling",
-            "synthesis",
-            "systemPrompt",
-            "systemPromptFile",
-            "traceIdleGapCapSeconds",
-            "type",
-            "useThinkTimeOnly",
-        ]
-    ),
-}
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-
-
-def _dataset_rules(dataset: dict[str, Any], where: str) -> None:
-    """A dataset's ``name``, ``type`` and keys as AIPerf 0.13.0's dataset models take them, then its
-    values (:mod:`~aiperf_kueue.config.aiperf_dataset`)."""
-    name = dataset.get("name", "default")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{where}.name must be a non-empty string (e.g. 'main'), got {show(name)}")
-    kind = dataset.get("type", "synthetic")
-    allowed = ", ".join(_DATASET_KEYS)
-    if not isinstance(kind, str) or kind.lower() not in _DATASET_KEYS:
-        raise ValueError(f"{where}.type must be one of {allowed} (AIPerf 0.13.0's dataset types), got {show(kind)}")
-    keys = _DATASET_KEYS[kind.lower()]
-    for key in dataset:
-        if not isinstance(key, str) or (key not in keys and key not in {_snake(k) for k in keys}):
-            raise ValueError(
-                f"{where}: unknown key {show(key)} for a {kind.lower()} dataset"
-                f"{did_you_mean(str(key), sorted(keys))}; allowed: {', '.join(sorted(keys))}"
-            )
-    check_dataset(dataset, kind.lower(), where)
-
-
 _SERVER_METRICS_KEYS = frozenset({"enabled", "urls", "url", "formats", "discovery"})
 
 
@@ -385,8 +217,8 @@ class Benchmark(CrdModel):
 
     datasets: list[dict[str, Any]] | None = Field(None, min_length=1, max_length=1)
     """Exactly one dataset mapping with a ``name`` (type ``synthetic`` when omitted); required
-    unless ``dataset`` is given. Its keys and scalar values are checked; nested objects
-    (prompts, images, ...) are AIPerf's to validate."""
+    unless ``dataset`` is given. Its keys and values are checked, nested objects (prompts,
+    images, ...) included, and kept as given."""
 
     dataset: dict[str, Any] | None = None
     """Shorthand for ``datasets``: one dataset mapping, named ``default``."""
@@ -479,9 +311,9 @@ class Benchmark(CrdModel):
         for i, ds in enumerate(self.datasets or []):
             if "name" not in ds:
                 raise ValueError(f"datasets[{i}] is missing required 'name' field (e.g. 'main')")
-            _dataset_rules(ds, f"datasets[{i}]")
+            dataset_rules(ds, f"datasets[{i}]")
         if self.dataset is not None:
-            _dataset_rules(self.dataset, "dataset")
+            dataset_rules(self.dataset, "dataset")
         if self.phases is None and self.profiling is None:
             raise ValueError("benchmark.phases is required (e.g. [{name: profiling, type: concurrency, ...}])")
         phases = self.all_phases()
@@ -501,6 +333,15 @@ class Benchmark(CrdModel):
             raise ValueError("prefillConcurrency requires endpoint.streaming")
         if self.tokenizer is not None and self.endpoint.effective_type() in NON_TOKENIZING_TYPES:
             raise ValueError(f"a {self.endpoint.effective_type()} endpoint never tokenizes: remove benchmark.tokenizer")
+        profiling = [p for p in phases if p.effective_kind() == "profiling"]
+        timing_mode = (profiling[0].model_extra or {}).get("timingMode")
+        dataset = self.dataset if self.dataset is not None else (self.datasets or [{}])[0]
+        benchmark_rules(
+            dataset,
+            self.endpoint.effective_type(),
+            [p.type for p in phases],
+            timing_mode if isinstance(timing_mode, str) else None,
+        )
         return self
 
     def all_phases(self) -> list[Phase]:

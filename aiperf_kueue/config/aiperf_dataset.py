@@ -1,17 +1,21 @@
-"""A ``spec.benchmark`` dataset's own values as AIPerf 0.13.0 takes them.
+"""A ``spec.benchmark`` dataset's keys and values as AIPerf 0.13.0 takes them.
 
-Upstream: aiperf 0.13.0 aiperf/config/dataset/config.py, aiperf/config/dataset/system_prompt.py
+Upstream: aiperf 0.13.0 aiperf/config/dataset/{config,system_prompt}.py, loader/{normalizers,helpers}.py, config.py
 
-The synthetic, file and public variants' scalar fields (counts, seeds, bounds, switches, enums)
-and the cross-field rules between them. The nested objects (``prompts``, ``isl``, ``osl``,
-``turns``, ``turnDelay``, ``images``, ``audio``, ``video``, ``rankings``, ``prefixPrompts``,
-``synthesis``, ``cacheBust``, the ``records`` themselves) are kept as given: AIPerf validates them
-when the job is created. ``systemPromptFile`` is a path on the operator's file system, which the
-release reads at validation; only its type is checked here.
+A dataset mapping is kept as given by the API server, and AIPerf takes the camelCase keys and the
+snake_case field names alike: its ``name``, ``type`` and keys are checked first
+(:func:`dataset_rules`), then the synthetic, file and public variants' fields (counts, seeds,
+bounds, switches, enums, the nested objects of :mod:`~aiperf_kueue.config.aiperf_content`, the
+inline ``records`` as a list or a mapping of pools of mappings) and the cross-field rules between
+them. :func:`benchmark_rules` holds the release's benchmark-level rules that read the dataset
+(cache-bust and system-prompt support by endpoint, prefix prompts against a system prompt, the
+warmup-isolation targets). ``systemPromptFile`` is a path on the operator's file system, which the
+release reads at validation; only its type is checked here. The enums are case-insensitive and
+take ``-`` for ``_``, as the release's ``ExtensibleStrEnum``.
 
-Keys are checked before this (``_dataset_rules`` in :mod:`~aiperf_kueue.config.aiperf_benchmark`):
-a dataset mapping is kept as given by the API server, and AIPerf takes the camelCase keys and the
-snake_case field names alike. The enums are case-insensitive, as the release's ``ExtensibleStrEnum``.
+Deliberately stricter than the release: a synthetic dataset sets ``isl`` (``osl``) or
+``prompts.isl`` (``prompts.osl``), not both; the release merges the two (the shorthand's keys
+fill the missing ones) or silently drops the shorthand.
 """
 
 from __future__ import annotations
@@ -22,7 +26,23 @@ from pydantic import Field, PlainValidator, StrictBool, StrictInt, StrictStr, Va
 from pydantic.alias_generators import to_camel
 
 from aiperf_kueue.common.display import show
+from aiperf_kueue.common.suggest import did_you_mean
 from aiperf_kueue.config.aiperf_base import Number
+from aiperf_kueue.config.aiperf_content import (
+    FIELD_NAMES,
+    Audio,
+    CacheBust,
+    Distribution,
+    Images,
+    PrefixPrompts,
+    Prompts,
+    PromptSelection,
+    Rankings,
+    Synthesis,
+    Video,
+    enum_key,
+    range_ratio_rule,
+)
 from aiperf_kueue.config.base import Model
 
 #: ``DatasetSamplingStrategy`` (plugin/enums.py).
@@ -61,7 +81,7 @@ PUBLIC_DATASETS = (
 
 def _one_of(values: tuple[str, ...], example: str) -> Any:
     def check(value: Any) -> Any:
-        if not isinstance(value, str) or value.lower() not in values:
+        if not isinstance(value, str) or enum_key(value) not in values:
             listed = ", ".join(values) if len(values) < 10 else f"{len(values)} names, e.g. {example}"
             raise ValueError(f"must be one of {listed} (AIPerf 0.13.0), got {show(value)}")
         return value
@@ -69,8 +89,8 @@ def _one_of(values: tuple[str, ...], example: str) -> Any:
     return PlainValidator(check)
 
 
-def _lower(value: str | None) -> str | None:
-    return value.lower() if value is not None else None
+def _key(value: str | None) -> str | None:
+    return enum_key(value) if value is not None else None
 
 
 class _Dataset(Model):
@@ -83,8 +103,7 @@ class _Dataset(Model):
     sampling: Annotated[str | None, _one_of(SAMPLING, "random")] = None
     system_prompt: StrictStr | None = None
     system_prompt_file: StrictStr | None = None
-    prompts: Any = None
-    osl: Any = None
+    osl: Distribution | None = None
 
     @model_validator(mode="after")
     def _system_prompt_rule(self) -> _Dataset:
@@ -98,22 +117,36 @@ class _Dataset(Model):
 class SyntheticDataset(_Dataset):
     """A ``synthetic`` dataset."""
 
-    isl: Any = None
-    prefix_prompts: Any = None
-    turns: Any = None
-    turn_delay: Any = None
+    prompts: Prompts | None = None
+    isl: Distribution | None = None
+    prefix_prompts: PrefixPrompts | None = None
+    turns: Distribution | None = None
+    turn_delay: Distribution | None = None
     turn_delay_ratio: Number | None = Field(None, ge=0)
-    images: Any = None
-    audio: Any = None
-    video: Any = None
-    rankings: Any = None
+    images: Images | None = None
+    audio: Audio | None = None
+    video: Video | None = None
+    rankings: Rankings | None = None
+
+    @model_validator(mode="after")
+    def _prompt_rules(self) -> SyntheticDataset:
+        # The release hoists isl/osl into prompts (_hoist_synthetic_prompt_fields): one of the two here.
+        prompts = self.prompts or Prompts()
+        for name in ("isl", "osl"):
+            if getattr(self, name) is not None and getattr(prompts, name) is not None:
+                raise ValueError(f"set {name} or prompts.{name}, not both")
+        range_ratio_rule(prompts, self.isl or prompts.isl, self.osl or prompts.osl)
+        if self.turns is not None and self.turns.expected() < 1:
+            raise ValueError(f"turns: the mean number of turns must be >= 1, got {self.turns.expected():g}")
+        return self
 
 
 class _Replay(_Dataset):
     """The trace-replay fields the file and public variants share."""
 
-    synthesis: Any = None
-    cache_bust: Any = None
+    prompts: PromptSelection | None = None
+    synthesis: Synthesis | None = None
+    cache_bust: CacheBust | None = None
     inter_turn_delay_cap_seconds: Number | None = Field(None, ge=0)
     trace_idle_gap_cap_seconds: Number | None = Field(None, ge=0)
     ignore_trace_delays: StrictBool | None = None
@@ -127,6 +160,30 @@ class _Replay(_Dataset):
         return self
 
 
+def _records(value: Any) -> Any:
+    # list[dict[str, Any]] | dict[str, list[dict[str, Any]]]: the records' own fields are the
+    # format loader's to read, so only their shape is checked (as the release does).
+    pools: list[tuple[Any, Any]]
+    if isinstance(value, dict):
+        pools = list(value.items())
+    elif isinstance(value, list):
+        pools = [(None, value)]
+    else:
+        raise ValueError(f"must be a list of records or a mapping of pools (lists of records), got {show(value)}")
+    for pool, items in pools:
+        where = "" if pool is None else f"pool {show(pool)}: "
+        if pool is not None and not isinstance(pool, str):
+            raise ValueError(f"pool names must be strings, got {show(pool)}")
+        if not isinstance(items, list):
+            raise ValueError(f"{where}must be a list of records, got {show(items)}")
+        for i, record in enumerate(items):
+            if not isinstance(record, dict) or not all(isinstance(k, str) for k in record):
+                raise ValueError(f"{where}record {i} must be a mapping with string keys, got {show(record)}")
+    return value
+
+
+#: ``FileDataset._HASH_ID_TRACE_FORMATS``: loaders that synthesize prompts from a corpus.
+_HASH_ID_FORMATS = ("mooncake_trace", "bailian_trace", "burst_gpt_trace", "sagemaker_data_capture", "weka_trace")
 _BATCH_SIZES = ("prompt_batch_size", "image_batch_size", "audio_batch_size", "video_batch_size")
 
 
@@ -134,7 +191,7 @@ class FileDataset(_Replay):
     """A ``file`` dataset: ``path`` or inline ``records``."""
 
     path: StrictStr | None = None
-    records: list[Any] | dict[StrictStr, list[Any]] | None = None
+    records: Annotated[Any, PlainValidator(_records)] = None
     format: Annotated[str | None, _one_of(FORMATS, "mooncake_trace")] = None
     trace_session_sample_ratio: Number | None = Field(None, gt=0, le=1)
     max_idle_gap_cap_seconds: Number | None = Field(None, gt=0)
@@ -151,7 +208,7 @@ class FileDataset(_Replay):
 
     @model_validator(mode="after")
     def _release_rules(self) -> FileDataset:
-        fmt = _lower(self.format) or "single_turn"
+        fmt = _key(self.format) or "single_turn"
         batch = [to_camel(n) for n in _BATCH_SIZES if getattr(self, n) is not None]
         if batch and fmt != "random_pool":
             raise ValueError(f"{', '.join(batch)}: only for format random_pool, got format {fmt}")
@@ -171,6 +228,12 @@ class FileDataset(_Replay):
             raise ValueError("records: needs at least one record")
         if self.open_loop_strict and self.open_loop_replay is False:
             raise ValueError("openLoopStrict requires open-loop replay: remove openLoopReplay: false")
+        corpus = self.prompts.corpus if self.prompts is not None else None
+        if corpus is not None and enum_key(corpus) == "random" and fmt in _HASH_ID_FORMATS:
+            raise ValueError(
+                f"prompts.corpus random does not work with format {fmt}: its loader builds prompts from a text "
+                "corpus (use sonnet or coding)"
+            )
         return self
 
 
@@ -184,7 +247,7 @@ class PublicDataset(_Replay):
 
     @model_validator(mode="after")
     def _release_rules(self) -> PublicDataset:
-        name = self.dataset.lower()
+        name = enum_key(self.dataset)
         if self.max_context_length is not None and "weka" not in name:
             raise ValueError(f"maxContextLength only applies to the Weka public datasets, got dataset {name}")
         if self.hf_weka_dataset is not None and name != "weka_hf":
@@ -211,6 +274,8 @@ def _message(err: Any) -> str:
         return f"must be {wanted[kind]}, got {show(given)}"
     if kind in ("dict_type", "list_type"):
         return f"must be {'a mapping' if kind == 'dict_type' else 'a list'}, got {show(given)}"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length')} item(s), got {len(given)}"
     return f"is not allowed here ({kind.replace('_', ' ')}), got {show(given)}"
 
 
@@ -225,8 +290,130 @@ def check_dataset(dataset: dict[str, Any], kind: str, where: str) -> None:
         for i, part in enumerate(err["loc"]):
             if isinstance(part, int):
                 path += f"[{part}]"
-            elif i == 0:
+            elif i == 0 or part in FIELD_NAMES:
                 path += f".{to_camel(part)}"
-            elif "[" not in part:  # a union branch's tag (``list[any]``) is no key
+            elif "[" not in part:  # a union branch's tag (``list[any]``, ``[normal]``) is no key
                 path += f".{part}"
         raise ValueError(f"{path}: {_message(err)}") from None
+
+
+# AIPerf 0.13.0, aiperf/config/dataset/config.py: the dataset variants (a union discriminated by
+# ``type``, a case-insensitive DatasetType) and their keys (extra="forbid"; camelCase aliases, the
+# field names too).
+DATASET_KEYS: dict[str, frozenset[str]] = {
+    "synthetic": frozenset(
+        {"audio", "entries", "images", "isl", "name", "osl", "prefixPrompts", "prompts", "randomSeed", "rankings",
+         "sampling", "systemPrompt", "systemPromptFile", "turnDelay", "turnDelayRatio", "turns", "type", "video"}
+    ),
+    "file": frozenset(
+        {"audioBatchSize", "blockSize", "cacheBust", "entries", "forceMinTokens", "format", "ignoreTraceDelays",
+         "imageBatchSize", "interTurnDelayCapSeconds", "maxContextLength", "maxIdleGapCapSeconds", "name",
+         "omitKvHints", "openLoopReplay", "openLoopStrict", "osl", "path", "promptBatchSize", "prompts",
+         "randomSeed", "records", "replaySpeedup", "sampling", "synthesis", "systemPrompt", "systemPromptFile",
+         "traceIdleGapCapSeconds", "traceSessionSampleRatio", "type", "useThinkTimeOnly", "videoBatchSize"}
+    ),
+    "public": frozenset(
+        {"cacheBust", "dataset", "entries", "filters", "hfSubset", "hfWekaDataset", "ignoreTraceDelays",
+         "interTurnDelayCapSeconds", "maxContextLength", "name", "osl", "prompts", "randomSeed", "sampling",
+         "synthesis", "systemPrompt", "systemPromptFile", "traceIdleGapCapSeconds", "type", "useThinkTimeOnly"}
+    ),
+}  # fmt: skip
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def dataset_rules(dataset: dict[str, Any], where: str) -> None:
+    """A dataset's ``name``, ``type`` and keys as AIPerf 0.13.0's dataset models take them, then its
+    values (:func:`check_dataset`)."""
+    name = dataset.get("name", "default")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}.name must be a non-empty string (e.g. 'main'), got {show(name)}")
+    kind = dataset.get("type", "synthetic")
+    allowed = ", ".join(DATASET_KEYS)
+    # The release's union picks the variant by the exact tag: ``Synthetic`` matches none.
+    if not isinstance(kind, str) or kind not in DATASET_KEYS:
+        raise ValueError(f"{where}.type must be one of {allowed} (AIPerf 0.13.0's dataset types), got {show(kind)}")
+    keys = DATASET_KEYS[kind]
+    for key in dataset:
+        if not isinstance(key, str) or (key not in keys and key not in {_snake(k) for k in keys}):
+            raise ValueError(
+                f"{where}: unknown key {show(key)} for a {kind} dataset"
+                f"{did_you_mean(str(key), sorted(keys))}; allowed: {', '.join(sorted(keys))}"
+            )
+    # The ``dataset`` shorthand is named ``default`` by the release's normalizer.
+    check_dataset({"name": name, **dataset}, kind, where)
+
+
+#: Endpoint types whose plugin metadata sets ``supports_cache_bust`` / ``consumes_system_message``.
+CACHE_BUST_ENDPOINTS = ("chat", "responses", "messages")
+SYSTEM_MESSAGE_ENDPOINTS = ("chat", "chat_embeddings", "messages", "responses")
+
+
+def _get(mapping: Any, key: str) -> Any:
+    """``key`` of a dataset mapping, written camelCase or snake_case (values already checked)."""
+    if not isinstance(mapping, dict):
+        return None
+    return mapping.get(key, mapping.get(_snake(key)))
+
+
+def cache_bust_target(dataset: dict[str, Any]) -> str:
+    """``get_cache_bust_target``, lower case: a synthetic dataset's ``prompts.cacheBust`` (its
+    ``prompts`` exist once ``isl``/``osl`` are hoisted into them), a file or public dataset's
+    ``cacheBust``; ``none`` by default."""
+    if dataset.get("type", "synthetic") == "synthetic":
+        target = _get(_get(dataset, "prompts"), "cacheBust")
+    else:
+        target = _get(dataset, "cacheBust")
+    value = _get(target, "target")
+    return enum_key(value) if isinstance(value, str) else "none"
+
+
+def benchmark_rules(
+    dataset: dict[str, Any], endpoint_type: str, phase_types: list[str], timing_mode: str | None
+) -> None:
+    """``BenchmarkConfig``'s rules on its first dataset (already checked): a file dataset for the
+    phase types (``check_phase_dataset_compatibility``), cache-bust and the system prompt against
+    the endpoint type, the system prompt against prefix prompts, and the warmup-isolation targets
+    (``timing_mode``: the first profiling phase's ``timingMode``)."""
+    if dataset.get("type", "synthetic") == "file":
+        sampling = enum_key(_get(dataset, "sampling") or "sequential")
+        fmt = enum_key(_get(dataset, "format") or "single_turn")
+        if "fixed_schedule" in phase_types and sampling != "sequential":
+            raise ValueError(f"a fixed_schedule phase needs the file dataset's sampling sequential, got {sampling}")
+        if "user_centric" in phase_types and fmt != "multi_turn":
+            raise ValueError(f"a user_centric phase needs the file dataset's format multi_turn, got {fmt}")
+    target = cache_bust_target(dataset)
+    if target != "none" and endpoint_type not in CACHE_BUST_ENDPOINTS:
+        raise ValueError(
+            f"cacheBust target {target} needs an endpoint type that supports it ({', '.join(CACHE_BUST_ENDPOINTS)}), "
+            f"got {endpoint_type}"
+        )
+    system_prompt = _get(dataset, "systemPrompt") is not None or _get(dataset, "systemPromptFile") is not None
+    prefix = _get(dataset, "prefixPrompts") or {}
+    if system_prompt:
+        if _get(prefix, "sharedSystemLength") is not None:
+            raise ValueError(
+                "systemPrompt/systemPromptFile and prefixPrompts.sharedSystemLength are mutually exclusive: "
+                "both fill the system message"
+            )
+        if _get(prefix, "poolSize") is not None or _get(prefix, "length") is not None:
+            raise ValueError(
+                "systemPrompt/systemPromptFile and prefixPrompts.poolSize/length are mutually exclusive: "
+                "both fill the system message"
+            )
+        if endpoint_type not in SYSTEM_MESSAGE_ENDPOINTS:
+            raise ValueError(
+                f"systemPrompt/systemPromptFile needs an endpoint type with a system role "
+                f"({', '.join(SYSTEM_MESSAGE_ENDPOINTS)}), got {endpoint_type}"
+            )
+    if target.startswith("warmup_isolation") and enum_key(timing_mode or "") == "agentic_replay":
+        raise ValueError(f"cacheBust target {target} does not work with the agentic_replay timing mode")
+    shared = _get(prefix, "sharedSystemLength") is not None
+    synthetic = dataset.get("type", "synthetic") == "synthetic"
+    if target == "warmup_isolation_system" and synthetic and not system_prompt and not shared:
+        raise ValueError(
+            "cacheBust target warmup_isolation_system needs a system message on a synthetic dataset: "
+            "set prefixPrompts.sharedSystemLength or systemPrompt (or use warmup_isolation_first_turn)"
+        )
