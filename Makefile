@@ -102,7 +102,7 @@ ifneq ($(strip $(SCENARIOS)),)
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/test_scenarios.py
 else
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e $(addprefix --ignore=,$(E2E_NIGHTLY))
+		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 tests/e2e $(addprefix --ignore=,$(E2E_NIGHTLY))
 endif
 
 # Kept out of `make e2e`, so out of CI, to keep a cold CI run well under its 90 min: a MultiKueue fleet of three

@@ -15,9 +15,8 @@ On kwok's nodes no container runs, so nothing pushes.
 service account (impersonated), so each passes the RBAC the program declares for benchmark pods (the
 ``<operator>-benchmark`` Role) or fails the scenario: ``subPhase: configuring`` once the controller's pod is Running
 (0.13.0 projects it onto ``Initializing``), then ``subPhase: profiling`` once the operator says ``Initializing`` and
-every pod of the job's JobSet is Running. Nothing else the controller would write
-(heartbeats, progress, metrics, results) is faked: the operator's results fetch at completion still finds no
-controller, and the records show what 0.13.0 does then.
+every pod of the job's JobSet is Running. The controller's results API, once every pod Succeeded, is the other
+fake (:mod:`tests.e2e.fake_controller`); nothing else it would write (heartbeats, progress, metrics) is faked.
 
 :class:`PhaseWatch` watches AIPerfJobs and keeps, per object, every phase the operator wrote, in order: the sequence
 the records' ``operatorPhases`` field shows.

@@ -9,7 +9,9 @@ package ships it) and the released 0.13.0 operator runs as a local process with 
 
 **Settled** means: for :data:`QUIET_SECONDS` nothing in the records changed, and nothing is still on its way: every
 AIPerfJob has its JobSet's Workload (or a final operator phase), every admitted, unfinished Workload has all its pods
-Running, no pod with a fake run time is still running, and no pod is left on a node the fleet deleted. A step that
+Running, no pod with a fake run time is still running, no pod is left on a node the fleet deleted, and every job whose
+pods all Succeeded (its controller's results now served, :mod:`tests.e2e.fake_controller`) has its final operator
+phase. A step that
 does not settle within its ``settleSeconds`` fails, naming the workloads still changing and why.
 """
 
@@ -32,6 +34,7 @@ from tests.e2e.benchmark_push import ControllerPush, PhaseWatch
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster
 from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config
+from tests.e2e.fake_controller import ResultsServer
 from tests.e2e.kube import Kube
 from tests.e2e.living import (
     APISERVER_ARGS,
@@ -128,9 +131,17 @@ class Observer:
     """Reads AIPerfJobs, Workloads and benchmark pods through the ``kubernetes`` client and makes the records."""
 
     def __init__(
-        self, cluster: LocalCluster, phases: PhaseWatch | None = None, look_seconds: float = OPERATOR_LOOK_SECONDS
+        self,
+        cluster: LocalCluster,
+        phases: PhaseWatch | None = None,
+        look_seconds: float = OPERATOR_LOOK_SECONDS,
+        results: ResultsServer | None = None,
     ) -> None:
         self.kube = Kube(cluster.kubeconfig)
+        self.results = results
+        self.finished: dict[str, dict[str, Any]] = {}
+        """The record of each job seen finished, as it was when its controller's results were served: 0.13.0 then
+        deletes the JobSet, and with it the Workload and pods the record was made from."""
         self.look_seconds = look_seconds
         self.custom = k8s.CustomObjectsApi(self.kube.core.api_client)
         self.times: dict[str, JobTimes] = {}
@@ -235,7 +246,15 @@ class Observer:
                 "secondsToAdmission": None if times.admitted is None else round(times.admitted - times.up_started, 1),
                 "secondsToRunning": None if times.running is None else round(times.running - times.up_started, 1),
             }
+            if workload and finished and succeeded and len(live) == succeeded and jobset and self.results is not None:
+                # Every pod Succeeded: the benchmark is done, and its controller now answers the results fetch.
+                self.finished.setdefault(key, record)
+                self.results.finished(meta["namespace"], jobset)
+            elif not workload and key in self.finished:
+                record = {**self.finished[key], "operatorPhase": phase, "operatorPhases": record["operatorPhases"]}
             records.append(record)
+            if key in self.finished and phase not in FINAL_PHASES:
+                busy.append(f"{key}: finished, operator phase {phase}: its results fetch is on its way")
             if not workload and phase not in FINAL_PHASES:
                 busy.append(f"{key}: no Workload yet (operator phase {phase})")
             pods_wanted = sum(int(p.get("count", 0)) for p in (workload.get("spec") or {}).get("podSets") or [])
@@ -342,13 +361,15 @@ def run_scenario(
         pin_controller_namespaces(cluster, controller_namespaces(scenario.steps[0].stack))
         engine = Engine(binaries, out / "engine" / stack, cluster.kubeconfig, provider_version)
         phases = PhaseWatch(cluster.kubeconfig)
-        observer = Observer(cluster, phases, operator_look_seconds)
+        results = ResultsServer()
+        observer = Observer(cluster, phases, operator_look_seconds, results)
         operator_env_now: dict[str, str] | None = None
         with (
             ChartControllers(cluster) as controllers,
             RunTimes(cluster, observer.job_of_jobset) as run_times,
             phases,
             ControllerPush(cluster.kubeconfig) as push,
+            results,
         ):
             run: EngineRun | None = None
             try:
@@ -405,6 +426,8 @@ def run_scenario(
                     (workdir / f"at-failure-{what}.txt").write_text(dump.stdout + dump.stderr)
             finally:
                 result.errors += controllers.errors + run_times.errors + phases.errors + push.errors
+                # What the operator asked the faked results API (tests/e2e/fake_controller.py), in order.
+                (records_dir / "results-served.txt").write_text("".join(f"{line}\n" for line in results.served))
                 observer.close()
     finally:
         cluster.stop()

@@ -8,6 +8,7 @@ starts) and writes their records, asserting only that every step settled. Record
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -356,6 +357,57 @@ def test_operator_phases(scenario: ScenarioResult) -> None:
             for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)
         }
         assert got == expected
+
+
+#: Per scenario, step and run: a benchmark whose pods all Succeeded, its operator phase and phases. AIPerf 0.13.0
+#: fetches its results from the controller (the one faked piece, tests/e2e/fake_controller.py), stores them, deletes the
+#: JobSet and says Completed; the record keeps the Workload and pods as they were before that deletion.
+COMPLETED = ("Pending", "Initializing", "Running", "Completed")
+EXPECTED_COMPLETED: dict[str, dict[str, dict[str, tuple[str, tuple[str, ...]]]]] = {
+    "completion-frees-quota": {"02-second": {"first": ("Completed", COMPLETED)}},
+    "capacity-grows": {"04-shrink": {"j1": ("Completed", COMPLETED)}},
+}
+
+
+def test_finished_benchmarks_complete(scenario: ScenarioResult) -> None:
+    """A run whose pods all Succeeded ends ``Completed``, after the operator fetched its results: the metrics, the
+    list, and each file, from its own controller's name; its JobSet is gone, its record kept. No other run does."""
+    if _dir_of(scenario).parent != OWN:
+        pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
+    expected = EXPECTED_COMPLETED.get(scenario.name, {})
+    got = {
+        s.step: {
+            key: (r["operatorPhase"], tuple(r["operatorPhases"]))
+            for key, r in runs.items()
+            if r["operatorPhase"] == "Completed"
+        }
+        for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)
+    }
+    assert {step: runs for step, runs in got.items() if runs} == expected
+    served = (scenario.out / "results-served.txt").read_text().splitlines()
+    keyed = {s.step: runs for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)}
+    for step, runs in expected.items():
+        for key in runs:
+            record = keyed[step][key]
+            # 0.13.0 names the JobSet aiperf-<AIPerfJob>; its controller pod's name under the JobSet's service.
+            jobset = f"aiperf-{record['object']}"
+            host = f"{jobset}-controller-0-0.{jobset}.{record['namespace']}.svc.cluster.local"
+            ok = {line.split(" ")[1] for line in served if line.startswith(f"{host} ") and line.endswith(" 200")}
+            # The list and both exports (0.13.0 reads the metrics from the JSON export; it may ask /api/metrics too).
+            assert ok - {"/api/metrics"} == {
+                "/api/results/files/profile_export_aiperf.csv",
+                "/api/results/files/profile_export_aiperf.json",
+                "/api/results/list",
+            }, served
+            # Retained in the operator's results directory (<namespace>/<job>/<epoch>/), as fetched.
+            kept = sorted(
+                (OUT / "clusters" / f"scenario-{scenario.name}" / "operator-results" / record["namespace"])
+                .glob(f"{record['object']}/*/profile_export_aiperf.json")
+            )
+            assert len(kept) == 1, kept
+            assert json.loads(kept[0].read_text())["metrics"] == {
+                "request_count": {"tag": "request_count", "unit": "requests", "avg": 0}
+            }
 
 
 def test_each_run_is_one_object(scenario: ScenarioResult) -> None:
