@@ -264,11 +264,12 @@ def run_program(
         )
 
     run: Callable[[], None] = pulumi.runtime.test(_run)  # awaits what _run returns
-    # The SDK makes several Outputs, futures and tasks per input value of every resource, all alive until the
-    # program's registrations drain: hundreds of thousands of container objects at a few thousand namespaces.
-    # With CPython's default thresholds (700, 10, 10) the cyclic GC runs thousands of times over that growing
-    # heap and finds little to free. Fewer, later collections: `plan` of 5,000 namespaces took 56 s instead of
-    # 80 s on the 2-core machine (docs/scale.md), at the same peak memory.
+    # The SDK makes several Outputs, futures and tasks per input value of every resource, alive until its
+    # registration drains (the program registers namespaces a batch at a time: components/program.py): tens of
+    # thousands of container objects at a few thousand namespaces. With CPython's default thresholds (700, 10, 10)
+    # the cyclic GC traverses that heap thousands of times and finds little to free. Fewer, later collections:
+    # `plan` of 5,000 namespaces takes 50 s instead of 82 s on the 2-core machine, at the same peak memory
+    # (docs/scale.md).
     thresholds = gc.get_threshold()
     gc.set_threshold(*RUN_GC_THRESHOLDS)
     try:
