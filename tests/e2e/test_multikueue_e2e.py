@@ -522,6 +522,116 @@ def test_a_lost_worker_that_comes_back_keeps_its_stale_run_and_the_redispatched_
     assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == jobset_uid
 
 
+#: The second probe, for the runbook (the first one's manager Workload is left broken by the test above).
+PROBE2 = "mk-probe-2"
+#: The label MultiKueue puts on every object it copies to a worker (Kueue 0.19.2, ``kueue.x-k8s.io/multikueue-origin``).
+ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
+
+
+def _remote(cluster: LocalCluster, name: str) -> dict[str, Any] | None:
+    return _get(cluster, "jobset", name, "-n", NAMESPACE)
+
+
+def _pods_of(cluster: LocalCluster, name: str) -> list[str]:
+    pods = _get(cluster, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={name}") or {}
+    return sorted(f"{p['spec'].get('nodeName')}/{p['status'].get('phase')}" for p in pods.get("items") or [])
+
+
+def _workload_of(cluster: LocalCluster, name: str) -> dict[str, Any] | None:
+    workloads = (_get(cluster, "workloads", "-n", NAMESPACE) or {}).get("items") or []
+    mine = [w for w in workloads if any(o.get("name") == name for o in w["metadata"].get("ownerReferences", []))]
+    return mine[0] if mine else None
+
+
+def _apply_manager(fleet: Fleet, plan: Plan) -> list[str]:
+    """Apply the manager plan's objects as the fixture does (each worker's Secret with a fresh kubeconfig), and delete
+    the MultiKueue objects the manager has that the plan no longer declares, as ``pulumi up`` would: what changed."""
+    manager = fleet.clusters["manager"]
+    changed: list[str] = []
+    declared = set()
+    for resource in apply_order(plan.resources):
+        obj = object_of(resource)
+        if obj["kind"] == "AIPerfJob":
+            continue
+        if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("multikueue-"):
+            worker = obj["metadata"]["name"].removeprefix("multikueue-")
+            obj = {**obj, "stringData": {"kubeconfig": _worker_kubeconfig(fleet.clusters[worker])}}
+        declared.add((obj["kind"], obj["metadata"]["name"]))
+        manager.apply([obj])
+    for item in (_get(manager, "multikueuecluster") or {}).get("items") or []:
+        name = item["metadata"]["name"]
+        if ("MultiKueueCluster", name) not in declared:
+            manager.kubectl("delete", "multikueuecluster", name)
+            manager.kubectl("delete", "secret", f"multikueue-{name}", "-n", "kueue-system")
+            changed.append(f"deleted MultiKueueCluster {name}")
+    return changed
+
+
+def test_the_runbook_for_a_lost_worker_keeps_the_redispatched_run(fleet: Fleet) -> None:
+    """docs/multikueue.md's runbook, run: a second probe runs on a worker W, W is lost and the manager re-dispatches to
+    the other worker O; before W is back, W is taken out of the manager's ``multikueue.workers`` (its plan applied);
+    once W is up, what MultiKueue left on it is deleted by its origin label; then W is added back. The run on O is
+    kept, the manager's Workload names O, and W holds no copy."""
+    manager = fleet.clusters["manager"]
+    # The first probe's broken Workload (test above) goes first, and with it west's stale copy: MultiKueue deletes a
+    # deleted Workload's copies on every worker it reaches.
+    manager.kubectl("delete", "jobset", PROBE, "-n", NAMESPACE)
+    _wait("the first probe's Workload gone from the manager", lambda: _probe_workload(manager) is None)
+    _wait("west's stale copy of it deleted", lambda: _remote(fleet.clusters["west"], PROBE) is None)
+    started = time.monotonic()
+    manager.apply([_jobset(PROBE2, {"cpu": "4", "memory": "1Gi"})])
+
+    def dispatched() -> str | None:
+        workload = _workload_of(manager, PROBE2)
+        return (workload.get("status") or {}).get("clusterName") if workload else None
+
+    lost_name = _wait("the second probe dispatched", dispatched)
+    kept_name = "east" if lost_name == "west" else "west"
+    lost, kept = fleet.clusters[lost_name], fleet.clusters[kept_name]
+    _wait(f"the second probe's pod Running on {lost_name}", lambda: [p.split("/")[1] for p in _pods_of(lost, PROBE2)]
+          == ["Running"])
+    lost.stop()
+    _wait(f"the second probe re-dispatched to {kept_name}", lambda: dispatched() == kept_name, timeout=WAIT * 2)
+    remote = _wait(f"the second probe's JobSet on {kept_name}", lambda: _remote(kept, PROBE2))
+    kept_uid = remote["metadata"]["uid"]
+    assert ORIGIN_LABEL in remote["metadata"]["labels"], remote["metadata"]["labels"]
+    _wait(f"its pod Running on {kept_name}", lambda: [p.split("/")[1] for p in _pods_of(kept, PROBE2)] == ["Running"])
+
+    # 1. Before the lost worker is back: out of the manager's config, the manager's plan applied (pulumi up).
+    doc = yaml.safe_load((fleet.stacks / "Pulumi.fleet.yaml").read_text())
+    workers = doc["config"]["aiperf-kueue:multikueue"]["workers"]
+    doc["config"]["aiperf-kueue:multikueue"]["workers"] = [w for w in workers if w["name"] != lost_name]
+    without = fleet.stacks / "runbook" / "Pulumi.fleet.yaml"
+    without.parent.mkdir(exist_ok=True)
+    for other in fleet.stacks.glob("Pulumi.gpu-*.yaml"):
+        shutil.copy(other, without.parent / other.name)
+    without.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert _apply_manager(fleet, plan_stack(without, OUT / "multikueue" / "plans" / "fleet-without")) == [
+        f"deleted MultiKueueCluster {lost_name}"
+    ]
+    # 2. The lost worker comes back; what MultiKueue left on it is deleted by its origin label.
+    lost.resume(fleet.kueue_configs[lost_name])
+    start_living(lost)
+    cleared = lost.kubectl("delete", "jobsets,workloads", "-A", "-l", ORIGIN_LABEL).stdout
+    assert f'"{PROBE2}" deleted' in cleared, cleared
+    # 3. Added back: the manager's whole plan again.
+    assert _apply_manager(fleet, fleet.plans["manager"]) == []
+    _wait(
+        f"MultiKueueCluster {lost_name} Active again",
+        lambda: _condition(_get(manager, "multikueuecluster", lost_name), "Active") == "True",
+    )
+    # Kept: the re-dispatched run (same object, its pod still Running), the manager's Workload naming it. Checked
+    # over 30 s, several of MultiKueue's reconciles of the Workload.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert (_remote(kept, PROBE2) or {}).get("metadata", {}).get("uid") == kept_uid
+        assert dispatched() == kept_name
+        assert _remote(lost, PROBE2) is None
+        time.sleep(2)
+    assert [p.split("/")[1] for p in _pods_of(kept, PROBE2)] == ["Running"]
+    fleet.seconds["runbook"] = round(time.monotonic() - started, 1)
+
+
 def _phase(cluster: LocalCluster, name: str) -> str | None:
     job = _get(cluster, "aiperfjob", name, "-n", NAMESPACE) or {}
     return (job.get("status") or {}).get("phase")
