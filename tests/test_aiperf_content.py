@@ -8,34 +8,13 @@ import copy
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-from aiperf_kueue.stackfile.loader import _problem
-
-BASE: dict[str, Any] = {
-    "image": "nvcr.io/nvidia/aiperf:0.13.0",
-    "benchmark": {
-        "models": ["m"],
-        "endpoint": {"urls": ["http://llm.serving:8000"], "type": "chat"},
-        "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 8, "requests": 10}],
-    },
-}
+from tests.aiperf_spec import problems, with_benchmark
 
 
 def spec(dataset: dict[str, Any], **benchmark: Any) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
-    data["benchmark"]["datasets"] = [{"name": "main", **dataset}]
-    data["benchmark"].update(benchmark)
-    return data
-
-
-def problems(data: dict[str, Any]) -> dict[str, str]:
-    try:
-        AIPerfJobSpec.model_validate(data)
-    except ValidationError as exc:
-        return {p.path: p.message for p in (_problem(e) for e in exc.errors())}
-    return {}
+    return with_benchmark(datasets=[{"name": "main", **dataset}], **benchmark)
 
 
 SYN = {"type": "synthetic"}
@@ -386,6 +365,5 @@ def test_phase_rules_apply_to_file_datasets_only() -> None:
 
 
 def test_the_shorthand_dataset_is_checked_alike() -> None:
-    data = copy.deepcopy(BASE)
-    data["benchmark"]["dataset"] = {"isl": {"mean": -3}}
+    data = with_benchmark(dataset={"isl": {"mean": -3}})
     assert problems(data) == {W: "dataset.isl.mean: must be >= 0, got -3"}

@@ -9,21 +9,11 @@ import pytest
 from pydantic import ValidationError
 
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-
-BASE: dict[str, Any] = {
-    "image": "nvcr.io/nvidia/aiperf:0.13.0",
-    "benchmark": {
-        "models": ["m"],
-        "endpoint": {"urls": ["http://llm.serving:8000"], "type": "chat"},
-        "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 8, "requests": 10}],
-    },
-}
+from tests.aiperf_spec import with_benchmark
 
 
 def spec(dataset: dict[str, Any]) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
-    data["benchmark"]["datasets"] = [{"name": "main", **dataset}]
-    return data
+    return with_benchmark(datasets=[{"name": "main", **dataset}])
 
 
 def refusal(dataset: dict[str, Any]) -> str | None:

@@ -7,34 +7,13 @@ import copy
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from aiperf_kueue.config.aiperf_spec import AIPerfJobSpec
-from aiperf_kueue.stackfile.loader import _problem
-
-BASE: dict[str, Any] = {
-    "image": "nvcr.io/nvidia/aiperf:0.13.0",
-    "benchmark": {
-        "models": ["m"],
-        "endpoint": {"urls": ["http://llm.serving:8000"], "type": "chat"},
-        "datasets": [{"name": "main", "type": "synthetic"}],
-        "phases": [{"name": "profiling", "type": "concurrency", "concurrency": 8, "requests": 10}],
-    },
-}
+from tests.aiperf_spec import DATASET, problems, with_benchmark
 
 
 def spec(**sections: Any) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
-    data["benchmark"].update(sections)
-    return data
-
-
-def problems(data: dict[str, Any]) -> dict[str, str]:
-    try:
-        AIPerfJobSpec.model_validate(data)
-    except ValidationError as exc:
-        return {p.path: p.message for p in (_problem(e) for e in exc.errors())}
-    return {}
+    return with_benchmark(datasets=[DATASET], **sections)
 
 
 YAML12 = " (YAML 1.2, which Pulumi reads, has only true and false)"

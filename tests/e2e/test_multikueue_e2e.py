@@ -152,16 +152,16 @@ def _jobset(name: str, requests: dict[str, str] | None) -> dict[str, Any]:
     }
 
 
-def _probe_pods(cluster: LocalCluster) -> list[str]:
-    """``<node>/<phase>`` of each pod of the probe JobSet on CLUSTER, sorted."""
-    pods = _get(cluster, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={PROBE}") or {}
+def _probe_pods(cluster: LocalCluster, name: str = PROBE) -> list[str]:
+    """``<node>/<phase>`` of each pod of the probe JobSet (or JobSet ``name``) on CLUSTER, sorted."""
+    pods = _get(cluster, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={name}") or {}
     return sorted(f"{p['spec'].get('nodeName')}/{p['status'].get('phase')}" for p in pods.get("items") or [])
 
 
-def _probe_workload(cluster: LocalCluster) -> dict[str, Any] | None:
-    """The Workload of the probe JobSet (Kueue names it ``jobset-<name>-<hash>``)."""
+def _probe_workload(cluster: LocalCluster, name: str = PROBE) -> dict[str, Any] | None:
+    """The Workload of the probe JobSet, or of JobSet ``name`` (Kueue names it ``jobset-<name>-<hash>``)."""
     workloads = (_get(cluster, "workloads", "-n", NAMESPACE) or {}).get("items") or []
-    mine = [w for w in workloads if any(o.get("name") == PROBE for o in w["metadata"].get("ownerReferences", []))]
+    mine = [w for w in workloads if any(o.get("name") == name for o in w["metadata"].get("ownerReferences", []))]
     return mine[0] if mine else None
 
 
@@ -532,17 +532,6 @@ def _remote(cluster: LocalCluster, name: str) -> dict[str, Any] | None:
     return _get(cluster, "jobset", name, "-n", NAMESPACE)
 
 
-def _pods_of(cluster: LocalCluster, name: str) -> list[str]:
-    pods = _get(cluster, "pods", "-n", NAMESPACE, "-l", f"jobset.sigs.k8s.io/jobset-name={name}") or {}
-    return sorted(f"{p['spec'].get('nodeName')}/{p['status'].get('phase')}" for p in pods.get("items") or [])
-
-
-def _workload_of(cluster: LocalCluster, name: str) -> dict[str, Any] | None:
-    workloads = (_get(cluster, "workloads", "-n", NAMESPACE) or {}).get("items") or []
-    mine = [w for w in workloads if any(o.get("name") == name for o in w["metadata"].get("ownerReferences", []))]
-    return mine[0] if mine else None
-
-
 def _apply_manager(fleet: Fleet, plan: Plan) -> list[str]:
     """Apply the manager plan's objects as the fixture does (each worker's Secret with a fresh kubeconfig), and delete
     the MultiKueue objects the manager has that the plan no longer declares, as ``pulumi up`` would: what changed."""
@@ -582,20 +571,23 @@ def test_the_runbook_for_a_lost_worker_keeps_the_redispatched_run(fleet: Fleet) 
     manager.apply([_jobset(PROBE2, {"cpu": "4", "memory": "1Gi"})])
 
     def dispatched() -> str | None:
-        workload = _workload_of(manager, PROBE2)
+        workload = _probe_workload(manager, PROBE2)
         return (workload.get("status") or {}).get("clusterName") if workload else None
+
+    def running_on(cluster: LocalCluster) -> bool:
+        """The second probe's one pod Running on CLUSTER (whichever node)."""
+        return [p.split("/")[1] for p in _probe_pods(cluster, PROBE2)] == ["Running"]
 
     lost_name = _wait("the second probe dispatched", dispatched)
     kept_name = "east" if lost_name == "west" else "west"
     lost, kept = fleet.clusters[lost_name], fleet.clusters[kept_name]
-    _wait(f"the second probe's pod Running on {lost_name}", lambda: [p.split("/")[1] for p in _pods_of(lost, PROBE2)]
-          == ["Running"])
+    _wait(f"the second probe's pod Running on {lost_name}", lambda: running_on(lost))
     lost.stop()
     _wait(f"the second probe re-dispatched to {kept_name}", lambda: dispatched() == kept_name, timeout=WAIT * 2)
     remote = _wait(f"the second probe's JobSet on {kept_name}", lambda: _remote(kept, PROBE2))
     kept_uid = remote["metadata"]["uid"]
     assert ORIGIN_LABEL in remote["metadata"]["labels"], remote["metadata"]["labels"]
-    _wait(f"its pod Running on {kept_name}", lambda: [p.split("/")[1] for p in _pods_of(kept, PROBE2)] == ["Running"])
+    _wait(f"its pod Running on {kept_name}", lambda: running_on(kept))
 
     # 1. Before the lost worker is back: out of the manager's config, the manager's plan applied (pulumi up).
     doc = yaml.safe_load((fleet.stacks / "Pulumi.fleet.yaml").read_text())
@@ -628,7 +620,7 @@ def test_the_runbook_for_a_lost_worker_keeps_the_redispatched_run(fleet: Fleet) 
         assert dispatched() == kept_name
         assert _remote(lost, PROBE2) is None
         time.sleep(2)
-    assert [p.split("/")[1] for p in _pods_of(kept, PROBE2)] == ["Running"]
+    assert running_on(kept)
     fleet.seconds["runbook"] = round(time.monotonic() - started, 1)
 
 

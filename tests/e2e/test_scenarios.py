@@ -375,17 +375,17 @@ def test_finished_benchmarks_complete(scenario: ScenarioResult) -> None:
     if _dir_of(scenario).parent != OWN:
         pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
     expected = EXPECTED_COMPLETED.get(scenario.name, {})
+    keyed = {s.step: runs for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)}
     got = {
-        s.step: {
+        step: {
             key: (r["operatorPhase"], tuple(r["operatorPhases"]))
             for key, r in runs.items()
             if r["operatorPhase"] == "Completed"
         }
-        for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)
+        for step, runs in keyed.items()
     }
     assert {step: runs for step, runs in got.items() if runs} == expected
     served = (scenario.out / "results-served.txt").read_text().splitlines()
-    keyed = {s.step: runs for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)}
     for step, runs in expected.items():
         for key in runs:
             record = keyed[step][key]
