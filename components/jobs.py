@@ -40,13 +40,16 @@ class AIPerfJobs(pulumi.ComponentResource):
 
     job_names: list[str]
     """``namespace/name`` of every AIPerfJob (its ``metadata.name``), in declaration order."""
+    runs: list[KubeObject]
+    """Every AIPerfJob resource, in declaration order: the program waits for them before the other namespaces."""
 
     def __init__(self, name: str, args: AIPerfJobsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self.job_names = []
+        self.runs = []
         for job in args.jobs:
             meta = job.manifest["metadata"]
-            KubeObject(
+            run = KubeObject(
                 # The config name, not the object's: a changed spec replaces this one logical resource.
                 f"{name}-{meta['namespace']}-{meta['labels'][JOB_LABEL]}",
                 _with_secrets(job.manifest, args.secret_strings),
@@ -62,6 +65,7 @@ class AIPerfJobs(pulumi.ComponentResource):
                     retain_on_delete=job.retain_on_delete,
                 ),
             )
+            self.runs.append(run)
             self.job_names.append(f"{meta['namespace']}/{meta['name']}")
         self.register_outputs({"jobs": self.job_names})
 

@@ -27,10 +27,12 @@ class BenchmarkNamespaceArgs:
     """Create the namespace; false: it belongs to someone else, only our labels are applied."""
     retain_on_delete: bool = True
     """Keep the namespace (it holds results) in the cluster when it leaves the stack."""
-    rbac: Sequence[dict[str, Any]] = ()
-    """The benchmark Role and RoleBinding the operator's benchmark pods need in this namespace.
-    Declared with ``operator.install: false`` too: the operator, wherever it is installed, runs
-    its benchmarks here, and its chart makes this RBAC only in namespaces it is told about."""
+    binding: dict[str, Any] | None = None
+    """The RoleBinding that grants the operator's benchmark pods their access in this namespace. Declared with
+    ``operator.install: false`` too: the operator, wherever it is installed, runs its benchmarks here, and its
+    chart makes this RBAC only in namespaces it is told about."""
+    access: pulumi.Resource | None = None
+    """The ClusterRole the binding grants (``components.access``): created before the binding."""
     after: Sequence[pulumi.Resource] = ()
     """What the LocalQueues wait for: the Kueue readiness gate."""
 
@@ -79,11 +81,14 @@ class BenchmarkNamespace(pulumi.ComponentResource):
                     delete_before_replace=True,
                 ),
             )
-        for manifest in args.rbac:
+        if args.binding is not None:
+            # The logical name the per-namespace Role's binding had: a stack deployed before replaces it in place
+            # of deleting one binding and creating another (docs/operations.md).
             KubeObject(
-                f"{name}-{manifest['kind'].lower()}",
-                manifest,
-                pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+                f"{name}-rolebinding",
+                args.binding,
+                pulumi.ResourceOptions(parent=self, depends_on=[ns, *([args.access] if args.access else [])]),
             )
         self.namespace_name = meta["name"]
-        self.register_outputs({"namespace": self.namespace_name, "localQueues": self.local_queue_names})
+        # No outputs registered: nothing reads them, and a fleet keeps this component once per namespace in every
+        # checkpoint of its state.

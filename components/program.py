@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pulumi
 
 from aiperf_kueue.common.errors import PROJECT
@@ -14,6 +16,7 @@ from aiperf_kueue.plan import manifests, submit
 from aiperf_kueue.plan import multikueue_manifests as mk_manifests
 from aiperf_kueue.plan.stack_plan import job_commands
 from aiperf_kueue.workload.admission import JobAdmission
+from components.access import BenchmarkAccess, BenchmarkAccessArgs
 from components.cluster import cluster_provider
 from components.installs import (
     AIPerfOperator,
@@ -180,16 +183,24 @@ def main() -> None:
         controllers += [operator.chart, operator.env_patch]  # the env patch pins what admission assumed
         charts["operator"] = operator_release.as_dict()
 
-    # Every namespace, then every job, in batches: registered from a coroutine the SDK awaits before the program
-    # ends (an Output's awaitable is waited for like any registration). Declared all at once, 5,000 namespaces
-    # held every registration's futures, tasks and inputs alive together until the event loop drained them:
-    # `plan` peaked at 1.32 GiB. Awaiting each batch's last component lets the loop finish the batch first
-    # (docs/scale.md). Under `pulumi up` a component's registration returns at once: the program never waits
-    # for the cluster here, and the engine still orders everything by the declared dependencies.
+    # The namespaces that hold jobs, then the jobs, then every other namespace, in batches: registered from a
+    # coroutine the SDK awaits before the program ends (an Output's awaitable is waited for like any registration).
+    # Declared all at once, 5,000 namespaces held every registration's futures, tasks and inputs alive together
+    # until the event loop drained them: `plan` peaked at 1.32 GiB. Awaiting each batch's last component lets the
+    # loop finish the batch first (docs/scale.md). Under `pulumi up` a component's registration returns at once: the
+    # program never waits for the cluster there. It does wait for the jobs: the SDK sends a job's registration only
+    # once its LocalQueue exists, and the engine works through registrations in the order they come, so jobs
+    # declared after a fleet's namespaces start last. Registered first and awaited (a resource's URN resolves once
+    # the engine has applied it), the first benchmark starts early in a big update (docs/scale.md).
     namespaces: dict[str, BenchmarkNamespace] = {}
     operator_fullname = installs.operator_fullname(config.operator)
     service_accounts = operator_objects.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
     job_manifests = stack.aiperf_jobs(loaded.secret_placeholders)
+    access = BenchmarkAccess(
+        "benchmark-access",
+        BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(operator_fullname)),
+        on_cluster,
+    )
 
     def job_resource(admission: JobAdmission, manifest: manifests.Manifest) -> JobResource:
         """The job, after its LocalQueue, its priority class, and the controllers that run it."""
@@ -204,10 +215,12 @@ def main() -> None:
             retain_on_delete=admission.entry.retain_on_delete,
         )
 
-    async def namespaces_then_jobs() -> int:
-        """Register the namespaces, then the jobs; the number of namespaces."""
+    async def register_namespaces(names: set[str]) -> None:
+        """Register the benchmark namespaces in ``names``, in config order, a batch at a time."""
         for cq in config.queues.cluster_queues:
             for ns in cq.namespaces:
+                if ns.name not in names:
+                    continue
                 namespaces[ns.name] = BenchmarkNamespace(
                     f"ns-{ns.name}",
                     BenchmarkNamespaceArgs(
@@ -218,17 +231,23 @@ def main() -> None:
                         cluster_queue=queues.cluster_queues[cq.name],
                         create=ns.create,
                         retain_on_delete=ns.retain_on_delete,
-                        rbac=operator_objects.benchmark_rbac(
+                        binding=operator_objects.benchmark_binding(
                             ns.name, operator_fullname, service_accounts.get(ns.name, ())
                         ),
+                        access=access.cluster_role,
                         after=gate,
                     ),
                     on_cluster,
                 )
                 if len(namespaces) % NAMESPACE_BATCH == 0:
                     await namespaces[ns.name].urn.future()
+
+    async def namespaces_and_jobs() -> int:
+        """Register the namespaces with jobs, their jobs, then the other namespaces; the number of namespaces."""
+        with_jobs = {a.entry.namespace for a in stack.jobs.admissions}
+        await register_namespaces(with_jobs)
         if stack.jobs.admissions:
-            AIPerfJobs(
+            jobs = AIPerfJobs(
                 "jobs",
                 AIPerfJobsArgs(
                     jobs=[job_resource(a, m) for a, m in zip(stack.jobs.admissions, job_manifests, strict=True)],
@@ -236,9 +255,13 @@ def main() -> None:
                 ),
                 on_cluster,
             )
+            # A job that fails to apply fails the update by itself (the SDK reports it); the other namespaces are
+            # registered all the same, so the failure is taken as a value here.
+            await asyncio.gather(*(run.urn.future() for run in jobs.runs), return_exceptions=True)
+        await register_namespaces(set(namespace_names) - with_jobs)
         return len(namespaces)
 
-    registered: pulumi.Input[int] = namespaces_then_jobs()
+    registered: pulumi.Input[int] = namespaces_and_jobs()
     pulumi.Output.from_input(registered)
 
     pulumi.export("cluster", stack.cluster.as_dict() if stack.cluster else None)

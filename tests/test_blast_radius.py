@@ -138,11 +138,10 @@ def test_a_new_namespace_adds_only_its_own_resources(edit: Callable[[Values], No
     result = change(edit)
     [added_component] = [u for u in result.added if result.after[u]["name"] == component]
     assert result.after[added_component]["type"] == "aiperf-kueue:index:BenchmarkNamespace"
-    # The component and its children (namespace or its label patch, LocalQueues, Role, RoleBinding).
+    # The component and its children (namespace or its label patch, LocalQueues, RoleBinding).
     assert result.added == {added_component} | _children(result, added_component)
     assert {result.after[u]["type"].rsplit(":", 1)[-1] for u in _children(result, added_component)} >= {
         "LocalQueue",
-        "Role",
         "RoleBinding",
     }
     assert result.removed == set()

@@ -124,6 +124,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
     assert sorted((d["kind"], d["metadata"]["name"]) for d in docs) == [
         ("AIPerfJob", "smoke-42740b"),
         ("ClusterQueue", "benchmarks"),
+        ("ClusterRole", "aiperf-operator-benchmark"),
         ("Deployment", "aiperf-operator"),
         ("LocalQueue", "aiperf-queue"),
         ("Namespace", "aiperf-benchmarks"),
@@ -131,8 +132,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         ("Namespace", "jobset-system"),
         ("Namespace", "kueue-system"),
         ("ResourceFlavor", "default"),
-        ("Role", "aiperf-operator-benchmark"),
-        ("RoleBinding", "aiperf-operator-benchmark"),
+        ("RoleBinding", "aiperf-operator-benchmark-access"),
     ]
     resources = json.loads((tmp_path / "resources.json").read_text())
     assert set(resources[0]) == {
@@ -147,7 +147,7 @@ def test_plan_dev_prints_tree_quotas_and_writes_files(tmp_path: Path, capsys: py
         "replaceOnChanges",
         "inputs",
     }
-    assert len(resources) == 22  # the provider for the stack's cluster, then 21 of the program's
+    assert len(resources) == 23  # the provider for the stack's cluster, then 22 of the program's
 
 
 def test_plan_is_byte_identical_when_run_twice(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from tests.support import (
 #: Built-in kinds the export uses: (apiVersion, kind) → namespaced.
 BUILT_IN = {
     ("v1", "Namespace"): False,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): False,
     ("rbac.authorization.k8s.io/v1", "Role"): True,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): True,
     ("apps/v1", "Deployment"): True,
@@ -76,7 +77,8 @@ class Cluster:
         elif kind == "LocalQueue":
             needs.append(("ClusterQueue", "", spec["clusterQueue"]))
         elif kind == "RoleBinding":
-            needs.append((obj["roleRef"]["kind"], namespace, obj["roleRef"]["name"]))
+            ref = obj["roleRef"]
+            needs.append((ref["kind"], namespace if ref["kind"] == "Role" else "", ref["name"]))
         elif kind == "AIPerfJob":
             scheduling = spec["scheduling"]
             needs.append(("LocalQueue", namespace, scheduling["queueName"]))
@@ -188,8 +190,8 @@ def test_export_files_literally(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "004-namespace-kueue-system.yaml",
         "005-resourceflavor-default.yaml",
         "006-clusterqueue-benchmarks.yaml",
-        "007-role-aiperf-benchmarks-aiperf-operator-benchmark.yaml",
-        "008-rolebinding-aiperf-benchmarks-aiperf-operator-benchmark.yaml",
+        "007-clusterrole-aiperf-operator-benchmark.yaml",
+        "008-rolebinding-aiperf-benchmarks-aiperf-operator-benchmark-access.yaml",
         "009-localqueue-aiperf-benchmarks-aiperf-queue.yaml",
         "011-aiperfjob-aiperf-benchmarks-smoke-42740b.yaml",
         "Kustomization",

@@ -312,17 +312,14 @@ def test_operator_values_validate_against_the_charts_schema() -> None:
         jsonschema.Draft7Validator(schema).validate(installs.operator_release(config, ["bench"]).values)
 
 
-def test_benchmark_rbac_matches_the_charts_role() -> None:
-    role, binding = operator_objects.benchmark_rbac("bench", "aiperf-operator")
-    assert (
-        role["metadata"]
-        == binding["metadata"]
-        == {
-            "name": "aiperf-operator-benchmark",
-            "namespace": "bench",
-            "labels": {"app.kubernetes.io/part-of": "aiperf-kueue"},
-        }
-    )
+def test_benchmark_access_has_the_charts_role_rules_bound_in_the_namespace() -> None:
+    role = operator_objects.benchmark_cluster_role("aiperf-operator")
+    binding = operator_objects.benchmark_binding("bench", "aiperf-operator")
+    assert role["kind"] == "ClusterRole"
+    assert role["metadata"] == {
+        "name": "aiperf-operator-benchmark",
+        "labels": {"app.kubernetes.io/part-of": "aiperf-kueue"},
+    }
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         {
@@ -336,22 +333,72 @@ def test_benchmark_rbac_matches_the_charts_role() -> None:
             "verbs": ["get", "list", "watch", "patch", "update"],
         },
     ]
+    # A RoleBinding to a ClusterRole grants its rules in the binding's namespace only.
+    assert binding["kind"] == "RoleBinding"
+    assert binding["metadata"] == {
+        "name": "aiperf-operator-benchmark-access",
+        "namespace": "bench",
+        "labels": {"app.kubernetes.io/part-of": "aiperf-kueue"},
+    }
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "default", "namespace": "bench"}]
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Role",
+        "kind": "ClusterRole",
         "name": "aiperf-operator-benchmark",
     }
 
 
-def test_benchmark_rbac_also_binds_the_service_accounts_jobs_run_as() -> None:
-    _, binding = operator_objects.benchmark_rbac("bench", "perf-aiperf-operator", ["runner", "default", "collector"])
+def test_benchmark_binding_also_binds_the_service_accounts_jobs_run_as() -> None:
+    binding = operator_objects.benchmark_binding("bench", "perf-aiperf-operator", ["runner", "default", "collector"])
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "default", "namespace": "bench"},
         {"kind": "ServiceAccount", "name": "collector", "namespace": "bench"},
         {"kind": "ServiceAccount", "name": "runner", "namespace": "bench"},
     ]
-    assert binding["roleRef"]["name"] == binding["metadata"]["name"] == "perf-aiperf-operator-benchmark"
+    assert (binding["roleRef"]["name"], binding["metadata"]["name"]) == (
+        "perf-aiperf-operator-benchmark",
+        "perf-aiperf-operator-benchmark-access",
+    )
+
+
+def test_the_cluster_role_is_declared_once_and_every_binding_waits_for_it() -> None:
+    values, secrets = stack_values("prod")
+    records = run_program("prod", values, secrets).resources
+    roles = [r for r in records if r["type"] == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"]
+    bindings = [r for r in records if r["type"] == "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"]
+    assert [r["name"] for r in roles] == ["benchmark-access-clusterrole"]
+    assert sorted(r["name"] for r in bindings) == [
+        "ns-bench-research-rolebinding",
+        "ns-bench-team-a-rolebinding",
+        "ns-bench-team-b-rolebinding",
+        "ns-ml-team-b-rolebinding",
+    ]
+    assert [r["type"] for r in records if r["type"].endswith(":Role")] == []
+    for binding in bindings:
+        assert roles[0]["urn"] in binding["dependsOn"], binding["name"]
+
+
+def test_jobs_are_registered_before_the_namespaces_that_hold_none() -> None:
+    """The engine works through registrations in the order they come: the namespaces with jobs, then their jobs,
+    then the rest, so the first benchmark starts early in a big update (docs/scale.md)."""
+    values, secrets = stack_values("prod")
+    run = run_program("prod", values, secrets)
+    kinds = ("aiperf-kueue:index:BenchmarkNamespace", "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob")
+    names = {r["urn"]: r["name"] for r in run.resources if r["type"] in kinds}
+    sequence = [names[urn] for urn in run.order if urn in names]
+    # Among themselves, jobs go out as their dependencies resolve: compared as sets.
+    assert (sequence[:2], set(sequence[2:8]), sequence[8:]) == (
+        ["ns-bench-team-a", "ns-bench-research"],
+        {
+            "jobs-bench-team-a-llama-latency",
+            "jobs-bench-research-llama-sweep-c1",
+            "jobs-bench-research-llama-sweep-c8",
+            "jobs-bench-research-llama-sweep-c32",
+            "jobs-bench-research-llama-sweep-c128",
+            "jobs-bench-research-llama-sweep-c1024",
+        },
+        ["ns-bench-team-b", "ns-ml-team-b"],
+    )
 
 
 @pytest.mark.parametrize(
@@ -382,10 +429,11 @@ def test_a_renamed_operator_names_its_deployment_patch_and_rbac_after_the_charts
         "namespace": "aiperf-system",
         "annotations": {"pulumi.com/patchForce": "true"},
     }
-    role, binding = (clean(resources[f"ns-aiperf-benchmarks-{k}"]["inputs"]) for k in ("role", "rolebinding"))
+    role = clean(resources["benchmark-access-clusterrole"]["inputs"])
+    binding = clean(resources["ns-aiperf-benchmarks-rolebinding"]["inputs"])
     assert (role["metadata"]["name"], binding["metadata"]["name"], binding["roleRef"]["name"]) == (
         "perf-bench-benchmark",
-        "perf-bench-benchmark",
+        "perf-bench-benchmark-access",
         "perf-bench-benchmark",
     )
 

@@ -217,6 +217,8 @@ class ProgramRun:
     resources: list[dict[str, Any]]
     outputs: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
+    """Every resource's URN in the order the engine received its registration (``resources`` is sorted by URN)."""
 
 
 def run_program(
@@ -278,8 +280,9 @@ def run_program(
         gc.set_threshold(*thresholds)
         logger.removeHandler(handler)
     with monitor.lock:
-        resources = sorted(monitor.records, key=lambda r: r["urn"])
-    return ProgramRun(resources=resources, outputs=outputs, warnings=handler.messages)
+        order = [r["urn"] for r in monitor.records]
+    resources = sorted(monitor.records, key=lambda r: r["urn"])
+    return ProgramRun(resources=resources, outputs=outputs, warnings=handler.messages, order=order)
 
 
 def close_worker_loops() -> None:

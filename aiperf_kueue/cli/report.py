@@ -130,6 +130,7 @@ APPLY_ORDER = (
     "Cohort",
     "ClusterQueue",
     "WorkloadPriorityClass",
+    "ClusterRole",
     "Role",
     "RoleBinding",
     "LocalQueue",

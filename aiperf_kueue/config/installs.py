@@ -208,10 +208,11 @@ class OperatorConfig(Model):
 
     release_name: DnsLabel = "aiperf-operator"
     """Helm release name (default ``aiperf-operator``). The chart names its objects (the
-    Deployment whose env this program patches, the ``<name>-benchmark`` Role, the
-    ``<name>-results`` PVC) after its ``aiperf-operator.fullname``: ``values.fullnameOverride``
-    if set, else the release name if it contains the chart name (``values.nameOverride`` or
-    ``aiperf-operator``), else ``<release>-<chart name>``, cut to 63 characters."""
+    Deployment whose env this program patches, the ``<name>-benchmark`` Role, whose rules this
+    program declares as a ClusterRole of that name, the ``<name>-results`` PVC) after its
+    ``aiperf-operator.fullname``: ``values.fullnameOverride`` if set, else the release name if it
+    contains the chart name (``values.nameOverride`` or ``aiperf-operator``), else
+    ``<release>-<chart name>``, cut to 63 characters."""
 
     image: OperatorImage = Field(default_factory=OperatorImage)
     """The pinned image."""

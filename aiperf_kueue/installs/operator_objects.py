@@ -2,8 +2,8 @@
 
 The operator's ``AIPERF_K8S_*`` settings (default queue and priority class, the pod sizing it
 applies to every benchmark), set explicitly on its container by a forced server-side-apply
-patch of its Deployment, and the Role and RoleBinding each benchmark namespace needs for the
-operator's benchmark pods (the chart would make them in one namespace only).
+patch of its Deployment, and the access the operator's benchmark pods need in each benchmark namespace
+(one ClusterRole, a RoleBinding per namespace; the chart would make a Role in one namespace only).
 """
 
 from __future__ import annotations
@@ -74,38 +74,56 @@ def benchmark_service_accounts(entries: Iterable[JobEntry]) -> dict[str, list[st
     return {ns: sorted(names) for ns, names in accounts.items()}
 
 
-def benchmark_rbac(namespace: str, fullname: str, service_accounts: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """Role + RoleBinding the operator's benchmark pods need in one benchmark namespace, as the
-    chart's ``benchmark-rbac.yaml`` makes them: named ``<fullname>-benchmark`` (the operator
-    chart's fullname, :func:`operator_fullname`), reading pods, driving JobSets and AIPerfJobs,
-    bound to the namespace's ``default`` service account, which benchmark pods run as, and to
-    each other one declared jobs there run as (``service_accounts``)."""
-    name = f"{fullname}-benchmark"
-    labels = {"app.kubernetes.io/part-of": "aiperf-kueue"}
-    role = {
+#: What the operator's benchmark pods do in their own namespace, as the chart's ``benchmark-rbac.yaml`` grants it:
+#: read pods, drive their JobSet and their AIPerfJob (the controller pushes its ``subPhase`` to the status).
+BENCHMARK_RULES: tuple[dict[str, Any], ...] = (
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+    {
+        "apiGroups": ["jobset.x-k8s.io"],
+        "resources": ["jobsets"],
+        "verbs": ["get", "list", "watch", "patch", "update"],
+    },
+    {
+        "apiGroups": ["aiperf.nvidia.com"],
+        "resources": ["aiperfjobs", "aiperfjobs/status"],
+        "verbs": ["get", "list", "watch", "patch", "update"],
+    },
+)
+_LABELS = {"app.kubernetes.io/part-of": "aiperf-kueue"}
+
+
+def benchmark_role_name(fullname: str) -> str:
+    """The ClusterRole every benchmark namespace binds: ``<fullname>-benchmark`` (the operator chart's fullname,
+    :func:`operator_fullname`), the name the chart gives its per-namespace Role."""
+    return f"{fullname}-benchmark"
+
+
+def benchmark_cluster_role(fullname: str) -> dict[str, Any]:
+    """The benchmark pods' rules, once for the whole cluster. A ClusterRole grants nothing by itself: each
+    benchmark namespace's RoleBinding (:func:`benchmark_binding`) grants it in that namespace only, so the access
+    is the chart's per-namespace Role's, with one object per cluster instead of one per namespace."""
+    return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "rules": [
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
-            {
-                "apiGroups": ["jobset.x-k8s.io"],
-                "resources": ["jobsets"],
-                "verbs": ["get", "list", "watch", "patch", "update"],
-            },
-            {
-                "apiGroups": ["aiperf.nvidia.com"],
-                "resources": ["aiperfjobs", "aiperfjobs/status"],
-                "verbs": ["get", "list", "watch", "patch", "update"],
-            },
-        ],
+        "kind": "ClusterRole",
+        "metadata": {"name": benchmark_role_name(fullname), "labels": dict(_LABELS)},
+        "rules": [dict(rule) for rule in BENCHMARK_RULES],
     }
+
+
+def benchmark_binding(namespace: str, fullname: str, service_accounts: Iterable[str] = ()) -> dict[str, Any]:
+    """The RoleBinding that grants :func:`benchmark_cluster_role` in one benchmark namespace, to its ``default``
+    service account, which benchmark pods run as, and to each other one declared jobs there run as
+    (``service_accounts``).
+
+    Named ``<fullname>-benchmark-access``, not the chart Role's name: a RoleBinding's ``roleRef`` is immutable, so
+    a stack deployed with the earlier per-namespace Role moves by a replacement, and a new name makes the
+    engine create the new binding before it deletes the old one (no moment without access)."""
     accounts = ["default", *sorted(set(service_accounts) - {"default"})]
-    binding = {
+    role = benchmark_role_name(fullname)
+    return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "metadata": {"name": f"{role}-access", "namespace": namespace, "labels": dict(_LABELS)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
         "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace} for sa in accounts],
     }
-    return [role, binding]

@@ -339,7 +339,7 @@ def bench_size(
             final_state = json.loads(state_path(run).read_text())
             out["chartStateBytes"] = chart_state_bytes(final_state)
             out["stateByType"] = state_by_type(final_state)
-            # Every benchmark namespace's share of the state (its Namespace, LocalQueue, Role, RoleBinding,
+            # Every benchmark namespace's share of the state (its Namespace, LocalQueue, RoleBinding,
             # component; the few jobs counted in): what each checkpoint rewrites per namespace.
             out["stateBytesPerNamespace"] = (out["finalStateBytes"] - out["platformUp"]["stateBytes"]) / namespaces
             _echo(f"{name}: pulumi up without checkpoints {skip['seconds']:.1f} s ({skip['created']} created); "
@@ -375,7 +375,7 @@ def bench_size(
 
 def _one_namespace_edit(run: EngineRun, cluster: LocalCluster, namespaces: int) -> dict[str, Any]:
     """Issue 27's one-namespace edit on the stack ``run`` holds: one more benchmark namespace (its Namespace,
-    LocalQueue, Role and RoleBinding). First ``kubectl apply --server-side`` of exactly that namespace's objects from
+    LocalQueue and RoleBinding). First ``kubectl apply --server-side`` of exactly that namespace's objects from
     the offline plan, then the namespace deleted, then ``pulumi preview`` and ``pulumi up`` (checkpoints on) of the
     edited stack file, as a user runs them."""
     name = f"bench-{namespaces}-edit"

@@ -91,7 +91,8 @@ class ControllerPush(Poller):
         self._api.close()
 
     def _push(self, namespace: str, name: str, service_account: str, sub_phase: str) -> None:
-        # As the benchmark pod's service account: the program's benchmark Role must allow it.
+        # As the benchmark pod's service account: the program's benchmark ClusterRole, bound in the namespace, must
+        # allow it.
         user = f"system:serviceaccount:{namespace}:{service_account}"
         api = _client(self.kubeconfig, {"Impersonate-User": user})
         try:

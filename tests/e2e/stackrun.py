@@ -33,6 +33,7 @@ KIND_RANK = {
     "ClusterQueue": 3,
     "WorkloadPriorityClass": 4,
     "ServiceAccount": 5,
+    "ClusterRole": 5,
     "Role": 5,
     "RoleBinding": 6,
     "LocalQueue": 7,

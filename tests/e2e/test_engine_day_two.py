@@ -249,3 +249,140 @@ def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
     assert stack.up(color="never").summary.result == "succeeded"
     assert uids() == before
     report.checks["day two: default provider to the stack's own"] = f"preview {previewed}; same UIDs after up"
+
+
+def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
+    dev: EngineRun, binaries: dict[str, str], report: Report
+) -> None:
+    """A stack deployed by an earlier version of this program has a Role ``<operator>-benchmark`` and a RoleBinding to
+    it in every benchmark namespace; this version declares the rules once, as a ClusterRole, and binds it per
+    namespace. The move, on the real engine (a program of the earlier shape, then the real components, on dev's
+    cluster): the new binding is created before the old one goes, so the benchmark pods never lose their access,
+    and the namespace is kept."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from aiperf_kueue.installs import operator_objects
+    from components.access import BenchmarkAccess, BenchmarkAccessArgs
+    from components.kube import KubeObject
+    from components.namespace import TYPE, BenchmarkNamespace, BenchmarkNamespaceArgs
+
+    namespace, fullname = "rbac-move", "aiperf-operator"
+    role_rules = [dict(rule) for rule in operator_objects.BENCHMARK_RULES]
+    manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    old_role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": f"{fullname}-benchmark", "namespace": namespace},
+        "rules": role_rules,
+    }
+    old_binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": f"{fullname}-benchmark", "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{fullname}-benchmark"},
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
+    }
+    engine = Engine(binaries, OUT / "engine" / "rbac-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    work = engine.dir / "project"
+    work.mkdir(parents=True)
+    (work / "Pulumi.yaml").write_text("name: rbac-move\nruntime: python\n")
+    moved = {"on": False}
+
+    class EarlierNamespace(pulumi.ComponentResource):
+        """The earlier BenchmarkNamespace's shape: the namespace, the Role and the RoleBinding."""
+
+        def __init__(self, name: str, opts: pulumi.ResourceOptions) -> None:
+            super().__init__(TYPE, name, None, opts)
+            ns = k8s.core.v1.Namespace(
+                f"{name}-ns", metadata=manifest["metadata"], opts=pulumi.ResourceOptions(parent=self)
+            )
+            for obj in (old_role, old_binding):
+                KubeObject(f"{name}-{obj['kind'].lower()}", obj, pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+
+    def program() -> None:
+        cluster = k8s.Provider("cluster", context=CONTEXT, kubeconfig=str(dev.cluster.kubeconfig))
+        opts = pulumi.ResourceOptions(provider=cluster)
+        if not moved["on"]:
+            EarlierNamespace("ns-rbac-move", opts)
+            return
+        access = BenchmarkAccess(
+            "benchmark-access",
+            BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(fullname)),
+            opts,
+        )
+        BenchmarkNamespace(
+            "ns-rbac-move",
+            BenchmarkNamespaceArgs(
+                namespace=manifest,
+                local_queues=[],
+                cluster_queue=access,  # no LocalQueue here: nothing waits for a ClusterQueue
+                retain_on_delete=False,
+                binding=operator_objects.benchmark_binding(namespace, fullname),
+                access=access.cluster_role,
+            ),
+            opts,
+        )
+
+    stack = auto.create_or_select_stack(
+        stack_name="move",
+        project_name="rbac-move",
+        program=program,
+        opts=auto.LocalWorkspaceOptions(
+            work_dir=str(work),
+            pulumi_home=str(engine.home),
+            env_vars=engine.env,
+            secrets_provider="passphrase",
+            pulumi_command=auto.PulumiCommand(root=str(engine.pulumi.parent.parent)),
+        ),
+    )
+    assert stack.up(color="never").summary.result == "succeeded"
+
+    def allowed() -> list[str]:
+        """What the namespace's default service account, which benchmark pods run as, may do there."""
+        asks = (
+            ("patch", "aiperfjobs.aiperf.nvidia.com", "status"),
+            ("get", "pods", ""),
+            ("patch", "jobsets.jobset.x-k8s.io", ""),
+        )
+        out = []
+        for verb, resource, sub in asks:
+            args = ["auth", "can-i", verb, resource, "-n", namespace, f"--as=system:serviceaccount:{namespace}:default"]
+            result = dev.cluster.kubectl(*args, *([f"--subresource={sub}"] if sub else []), check=False)
+            out.append(f"{verb} {resource}{'/' + sub if sub else ''}: {result.stdout.strip()}")
+        return out
+
+    expected_access = [
+        "patch aiperfjobs.aiperf.nvidia.com/status: yes",
+        "get pods: yes",
+        "patch jobsets.jobset.x-k8s.io: yes",
+    ]
+    assert allowed() == expected_access
+    uid = dev.cluster.get_json("namespace", namespace)["metadata"]["uid"]
+    moved["on"] = True
+    steps: list[tuple[str, str]] = []
+
+    def record(event: auto.EngineEvent) -> None:
+        if event.resource_pre_event:
+            meta = event.resource_pre_event.metadata
+            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
+
+    assert stack.up(on_event=record, color="never").summary.result == "succeeded"
+    changed = [s for s in steps if s[0] not in ("same", "refresh")]
+    # The new binding exists before the old one goes; nothing orders the Role's delete against the old binding's.
+    assert changed[:4] == [
+        ("create", "benchmark-access"),
+        ("create", "benchmark-access-clusterrole"),
+        ("create-replacement", "ns-rbac-move-rolebinding"),
+        ("replace", "ns-rbac-move-rolebinding"),
+    ]
+    assert sorted(changed[4:]) == [("delete", "ns-rbac-move-role"), ("delete-replaced", "ns-rbac-move-rolebinding")]
+    assert allowed() == expected_access
+    assert dev.cluster.get_json("namespace", namespace)["metadata"]["uid"] == uid
+    bindings = dev.cluster.get_json("rolebindings", "-n", namespace)["items"]
+    assert [(b["metadata"]["name"], b["roleRef"]["kind"]) for b in bindings] == [
+        ("aiperf-operator-benchmark-access", "ClusterRole")
+    ]
+    assert dev.cluster.get_json("roles", "-n", namespace)["items"] == []
+    report.checks["day two: benchmark Role to one ClusterRole"] = f"steps {changed}; access kept; same namespace UID"
+    assert stack.destroy(color="never").summary.result == "succeeded"
