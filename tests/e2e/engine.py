@@ -116,10 +116,21 @@ class Engine:
 
     def stack(self, stack: str, work: Path) -> auto.Stack:
         """Create or select ``stack`` in ``work`` (the passphrase provider writes its salt into the stack file)."""
+        return self._stack(stack, PROJECT, program_in(work), work)
+
+    def small_stack(self, project: str, program: Callable[[], None]) -> auto.Stack:
+        """A stack ``move`` of a project of its own (no default-provider setting) running ``program``: a small
+        program of the shape an earlier version of this one registered, for day-two moves."""
+        work = self.dir / "project"
+        work.mkdir(parents=True)
+        (work / "Pulumi.yaml").write_text(f"name: {project}\nruntime: python\n")
+        return self._stack("move", project, program, work)
+
+    def _stack(self, stack: str, project: str, program: Callable[[], None], work: Path) -> auto.Stack:
         return auto.create_or_select_stack(
             stack_name=stack,
-            project_name=PROJECT,
-            program=program_in(work),
+            project_name=project,
+            program=program,
             opts=auto.LocalWorkspaceOptions(
                 work_dir=str(work),
                 pulumi_home=str(self.home),

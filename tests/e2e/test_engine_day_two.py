@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -79,6 +79,17 @@ def _edit(run: EngineRun, name: str, edit: Any, report: Report) -> dict[str, Any
         f"{sum(1 for k, v in before.items() if after.get(k) == v)} of {len(before)}"
     )
     return {"expected": expected, "previewed": previewed, "applied": applied, "before": before, "after": after}
+
+
+def _step_recorder(steps: list[tuple[str, str]]) -> Callable[[auto.EngineEvent], None]:
+    """An ``on_event`` callback that appends each step's ``(op, resource name)`` to ``steps``, in the engine's order."""
+
+    def record(event: auto.EngineEvent) -> None:
+        if event.resource_pre_event:
+            meta = event.resource_pre_event.metadata
+            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
+
+    return record
 
 
 def _names(urns: list[str]) -> list[str]:
@@ -193,10 +204,6 @@ def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
     from components.kube import KubeObject
 
     engine = Engine(binaries, OUT / "engine" / "provider-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
-    work = engine.dir / "project"
-    work.mkdir(parents=True)
-    # The project as it was before this program disabled the default provider.
-    (work / "Pulumi.yaml").write_text("name: provider-move\nruntime: python\n")
     flavor = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ResourceFlavor",
@@ -213,18 +220,8 @@ def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
         k8s.core.v1.Namespace("ns", metadata={"name": "provider-move"}, opts=opts)
         KubeObject("flavor", flavor, opts)
 
-    stack = auto.create_or_select_stack(
-        stack_name="move",
-        project_name="provider-move",
-        program=program,
-        opts=auto.LocalWorkspaceOptions(
-            work_dir=str(work),
-            pulumi_home=str(engine.home),
-            env_vars=engine.env,
-            secrets_provider="passphrase",
-            pulumi_command=auto.PulumiCommand(root=str(engine.pulumi.parent.parent)),
-        ),
-    )
+    # The project as it was before this program disabled the default provider.
+    stack = engine.small_stack("provider-move", program)
     assert stack.up(color="never").summary.result == "succeeded"
 
     def uids() -> tuple[str, str]:
@@ -235,12 +232,7 @@ def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
     before = uids()
     explicit["on"] = True
     steps: list[tuple[str, str]] = []
-
-    def record(event: auto.EngineEvent) -> None:
-        if event.resource_pre_event:
-            meta = event.resource_pre_event.metadata
-            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
-
+    record = _step_recorder(steps)
     stack.preview(on_event=record, color="never")
     previewed = sorted(s for s in steps if s[0] != "same")
     # The explicit provider is created and the default one deleted; every object stays as it is ("same": the
@@ -284,9 +276,6 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
         "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
     }
     engine = Engine(binaries, OUT / "engine" / "rbac-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
-    work = engine.dir / "project"
-    work.mkdir(parents=True)
-    (work / "Pulumi.yaml").write_text("name: rbac-move\nruntime: python\n")
     moved = {"on": False}
 
     class EarlierNamespace(pulumi.ComponentResource):
@@ -324,18 +313,7 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
             opts,
         )
 
-    stack = auto.create_or_select_stack(
-        stack_name="move",
-        project_name="rbac-move",
-        program=program,
-        opts=auto.LocalWorkspaceOptions(
-            work_dir=str(work),
-            pulumi_home=str(engine.home),
-            env_vars=engine.env,
-            secrets_provider="passphrase",
-            pulumi_command=auto.PulumiCommand(root=str(engine.pulumi.parent.parent)),
-        ),
-    )
+    stack = engine.small_stack("rbac-move", program)
     assert stack.up(color="never").summary.result == "succeeded"
 
     def allowed() -> list[str]:
@@ -361,12 +339,7 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
     uid = dev.cluster.get_json("namespace", namespace)["metadata"]["uid"]
     moved["on"] = True
     steps: list[tuple[str, str]] = []
-
-    def record(event: auto.EngineEvent) -> None:
-        if event.resource_pre_event:
-            meta = event.resource_pre_event.metadata
-            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
-
+    record = _step_recorder(steps)
     assert stack.up(on_event=record, color="never").summary.result == "succeeded"
     changed = [s for s in steps if s[0] not in ("same", "refresh")]
     # The new binding exists before the old one goes; nothing orders the Role's delete against the old binding's.
