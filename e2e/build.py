@@ -291,8 +291,41 @@ def build(component: Component, go_version: str) -> dict[str, object]:
     return record
 
 
+#: Go modules whose files the e2e suite reads at run time (kwok's Stages, the charts and CRDs of every Kueue and JobSet
+#: release it runs), from the module cache. The suite runs in ``e2e/sandbox.sh``, without network: a module the
+#: builds above downloaded inside their wrapper (its ``go.sum`` vouches for it) still needs the checksum database
+#: the first time it is asked for on its own, as ``go mod download MODULE@VERSION`` asks outside a module. So each
+#: is asked for here, outside the sandbox (on a fresh machine, kwok's was the first the suite missed).
+MODULES_READ = (
+    f"sigs.k8s.io/kwok@{KWOK}",
+    f"sigs.k8s.io/kueue@{KUEUE}",
+    f"sigs.k8s.io/jobset@{JOBSET}",
+    f"sigs.k8s.io/kueue@{KUEUE_OLD}",
+    f"sigs.k8s.io/jobset@{JOBSET_OLD}",
+)
+
+
+def download_modules(modules: tuple[str, ...] = MODULES_READ) -> dict[str, str]:
+    """``go mod download`` each of ``modules`` (a no-op once cached and vouched for); module → its directory."""
+    dirs = {}
+    for module in modules:
+        done = subprocess.run(
+            ["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=900, cwd="/"
+        )
+        try:
+            info = json.loads(done.stdout)
+        except ValueError:
+            info = {"Error": done.stderr.strip() or f"exit {done.returncode}"}
+        if info.get("Error") or not info.get("Dir"):
+            raise SystemExit(f"e2e build: go mod download {module} failed: {info.get('Error')}")
+        dirs[module] = str(info["Dir"])
+        print(f"e2e build: module {module}: {info['Dir']}", flush=True)
+    return dirs
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Build what is missing; print the per-component and total times; write the binaries manifest."""
+    """Build what is missing; download the modules the suite reads; print the per-component and total times; write
+    the binaries manifest."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=[c.name for c in COMPONENTS])
     parser.add_argument("--manifest", type=Path, help="write {binary name: path} and the build record as JSON")
@@ -310,12 +343,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"e2e build: {component.name} {component.version}: {note} ({record['dir']})", flush=True)
         for path in sorted((Path(str(record["dir"])) / "bin").iterdir()):
             binaries[path.name] = str(path)
+    modules = download_modules()
     total = time.monotonic() - started
     built = [r for r in records if r["built"]]
     print(f"e2e build: {len(built)} of {len(records)} components built, {total:.0f} s in all", flush=True)
     if args.manifest:
         args.manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest = {"go": go_version, "binaries": binaries, "components": records, "total_s": round(total, 1)}
+        manifest = {
+            "go": go_version,
+            "binaries": binaries,
+            "modules": modules,
+            "components": records,
+            "total_s": round(total, 1),
+        }
         args.manifest.write_text(json.dumps(manifest, indent=2) + "\n")
     return 0
 
