@@ -309,17 +309,18 @@ def download_modules(modules: tuple[str, ...] = MODULES_READ) -> dict[str, str]:
     """``go mod download`` each of ``modules`` (a no-op once cached and vouched for); module → its directory."""
     dirs = {}
     for module in modules:
-        done = subprocess.run(
-            ["go", "mod", "download", "-json", module], capture_output=True, text=True, timeout=900, cwd="/"
-        )
         try:
-            info = json.loads(done.stdout)
-        except ValueError:
-            info = {"Error": done.stderr.strip() or f"exit {done.returncode}"}
-        if info.get("Error") or not info.get("Dir"):
-            raise SystemExit(f"e2e build: go mod download {module} failed: {info.get('Error')}")
-        dirs[module] = str(info["Dir"])
-        print(f"e2e build: module {module}: {info['Dir']}", flush=True)
+            found = _module_dir(module, dict(os.environ), Path("/"))
+        except subprocess.CalledProcessError as exc:
+            # With -json, go reports the failure in the JSON it prints, not on stderr.
+            try:
+                reason = json.loads(exc.stdout or "{}").get("Error")
+            except ValueError:
+                reason = None
+            reason = " ".join((reason or exc.stderr).split())  # one line
+            raise SystemExit(f"e2e build: go mod download {module} failed: {reason}") from None
+        dirs[module] = str(found)
+        print(f"e2e build: module {module}: {found}", flush=True)
     return dirs
 
 
