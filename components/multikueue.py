@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from aiperf_kueue.plan.multikueue_manifests import kubeconfig_refusal
+from aiperf_kueue.plan.multikueue_manifests import kubeconfig_refusal, minted_kubeconfig
 from components.kube import KubeObject
 
 MANAGER_TYPE = "aiperf-kueue:index:MultiKueueManager"
@@ -94,29 +94,87 @@ class MultiKueueManager(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MintedToken:
+    """A worker's own token for its manager (``multikueue.server``): its Secret, and what the kubeconfig needs."""
+
+    secret: dict[str, Any]
+    """The token Secret (:func:`aiperf_kueue.plan.multikueue_manifests.worker_token_secret`)."""
+    server: str
+    """The worker's API server URL as the manager reaches it."""
+    where: str
+    """Where ``server`` is set, as a refusal names it: ``<stack file>: aiperf-kueue:multikueue.server``."""
+    offline: bool = False
+    """The offline plan: the Secret's data never comes back from a cluster, so no kubeconfig is built."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class MultiKueueWorkerArgs:
     """A worker's access for its manager (:func:`aiperf_kueue.plan.multikueue_manifests.worker_access`)."""
 
     access: Sequence[dict[str, Any]]
     after: Sequence[pulumi.Resource] = ()
     """What the objects wait for: Kueue's namespace exists once its readiness gate passed."""
+    token: MintedToken | None = None
+    """Mint the ServiceAccount's token on the worker and build the manager's kubeconfig from it (None: the
+    kubeconfig comes from stack config, or is not exported)."""
+
+
+#: Kubernetes' token controller writes the token Secret's data: it is not this program's, and not drift.
+_CONTROLLER_DATA = pulumi.ResourceOptions(ignore_changes=["data"])
 
 
 class MultiKueueWorker(pulumi.ComponentResource):
-    """The ServiceAccount, ClusterRole and ClusterRoleBinding the manager's Kueue works on this worker with."""
+    """The ServiceAccount, ClusterRole and ClusterRoleBinding the manager's Kueue works on this worker with, and,
+    with a :class:`MintedToken`, that ServiceAccount's token and the kubeconfig built from it."""
+
+    kubeconfig: pulumi.Output[str] | None
+    """The minted kubeconfig, a Pulumi secret (None without a :class:`MintedToken`)."""
 
     def __init__(self, name: str, args: MultiKueueWorkerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(WORKER_TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
+        account: pulumi.Resource | None = None
         for manifest in args.access:
             resource = f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}"
             if manifest["kind"] == "ServiceAccount":
                 # A core object's type token is kubernetes:core/v1:<Kind>; KubeObject's "kubernetes:v1:..." is refused
                 # by the provider ("apiVersion does not have both a group and a version", found by the engine e2e).
-                k8s.core.v1.ServiceAccount(resource, metadata=manifest["metadata"], opts=child)
+                account = k8s.core.v1.ServiceAccount(resource, metadata=manifest["metadata"], opts=child)
             else:
                 KubeObject(resource, manifest, child)
+        self.kubeconfig = None
+        if args.token is not None:
+            token = args.token
+            # The provider waits until the token controller has filled a service-account-token Secret
+            # (pulumi-kubernetes' Secret awaiter), so its data comes back with the token and the CA.
+            secret = k8s.core.v1.Secret(
+                f"{name}-secret-{token.secret['metadata']['name']}",
+                metadata=token.secret["metadata"],
+                type=token.secret["type"],
+                opts=pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(
+                        parent=self, depends_on=[*args.after, *([account] if account is not None else [])]
+                    ),
+                    _CONTROLLER_DATA,
+                ),
+            )
+            if token.offline:
+                self.kubeconfig = pulumi.Output.secret(MINTED_PLACEHOLDER)
+            else:
+                minted: pulumi.Output[str] = secret.data.apply(lambda data: _minted(token.server, data, token.where))
+                self.kubeconfig = checked_kubeconfig(minted, token.where)
         self.register_outputs({})
+
+
+#: What the offline plan shows for a kubeconfig minted at ``pulumi up`` (its token exists only on the cluster).
+MINTED_PLACEHOLDER = "[secret: minted by pulumi up from the worker's multikueue-token Secret]"
+
+
+def _minted(server: str, data: Any, where: str) -> str:
+    try:
+        return minted_kubeconfig(server, dict(data) if data is not None else None)
+    except ValueError as exc:
+        raise pulumi.RunError(f"{where}: {exc}") from None
 
 
 def worker_kubeconfig(name: str, stack: str, reference: str | None, parent: pulumi.Resource | None = None) -> Any:

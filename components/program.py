@@ -30,6 +30,7 @@ from components.installs import (
 from components.jobs import AIPerfJobs, AIPerfJobsArgs, JobResource
 from components.multikueue import (
     KUBECONFIG_OUTPUT,
+    MintedToken,
     MultiKueueManager,
     MultiKueueManagerArgs,
     MultiKueueWorker,
@@ -117,12 +118,24 @@ def main() -> None:
         cluster_queues = [mk_manifests.with_admission_check(m, fleet.admission_check, target) for m in cluster_queues]
         queues_after.append(dispatch.admission_check)
     elif fleet is not None:
-        MultiKueueWorker(
+        minted = (
+            MintedToken(
+                secret=mk_manifests.worker_token_secret(config.kueue.namespace),
+                server=fleet.server,
+                where=f"{loaded.source}: {PROJECT}:multikueue.server",
+                offline=engine.offline,
+            )
+            if fleet.server is not None
+            else None
+        )
+        worker = MultiKueueWorker(
             "multikueue",
-            MultiKueueWorkerArgs(access=mk_manifests.worker_access(config.kueue.namespace), after=gate),
+            MultiKueueWorkerArgs(access=mk_manifests.worker_access(config.kueue.namespace), after=gate, token=minted),
             on_cluster,
         )
-        if fleet.kubeconfig is not None:
+        if worker.kubeconfig is not None:
+            pulumi.export(KUBECONFIG_OUTPUT, worker.kubeconfig)
+        elif fleet.kubeconfig is not None:
             # A worker whose kubeconfig its manager's Kueue would refuse stops here, before the manager reads it.
             exported = (
                 pulumi.Output.secret(fleet.kubeconfig)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
 import json
 import shutil
@@ -27,7 +28,15 @@ from aiperf_kueue.stackfile.loader import read_stack, secret_placeholder
 from aiperf_kueue.upstream.kueue import KueueTarget
 from aiperf_kueue.upstream.kueue_kubeconfig import kubeconfig_problems
 from components import stack_config
-from components.multikueue import MultiKueueManager, MultiKueueManagerArgs, WorkerCluster
+from components.multikueue import (
+    MINTED_PLACEHOLDER,
+    MintedToken,
+    MultiKueueManager,
+    MultiKueueManagerArgs,
+    MultiKueueWorker,
+    MultiKueueWorkerArgs,
+    WorkerCluster,
+)
 from tests.support import ROOT
 
 FLEET = ROOT / "tests" / "fleet_stacks"
@@ -97,7 +106,7 @@ def test_each_worker_gets_the_managers_queues_with_quotas_from_its_own_pools() -
             "cpu-large": {"cpu": "57600m", "memory": "235929Mi"},
         }
     }
-    assert west.fleet_table() == {"role": "worker", "manager": "fleet"}
+    assert west.fleet_table() == {"role": "worker", "manager": "fleet", "kubeconfig": "minted"}
 
 
 def test_plan_shows_per_job_which_workers_could_run_it_and_on_which_flavor() -> None:
@@ -951,3 +960,159 @@ def test_the_program_refuses_a_worker_exporting_a_kubeconfig_kueue_would_refuse(
     where = "Pulumi.gpu-east.yaml: aiperf-kueue:multikueue.kubeconfig"
     assert str(caught.value) == REFUSAL.format(where=where, problems=BAD_PROBLEMS)
     assert MARK not in str(caught.value)
+
+
+# --- a worker that mints its manager's token (multikueue.server) --------------------------------------------
+
+SERVER = "https://fleet-east.example.com:6443"
+#: What the token controller writes into the token Secret's data (base64, as the API returns it).
+TOKEN_DATA = {
+    "token": base64.b64encode(b"eyJ-minted-token").decode(),
+    "ca.crt": "Q0EtY2VydA==",
+    "namespace": base64.b64encode(b"kueue-system").decode(),
+}
+
+
+def test_the_token_secret_is_the_service_accounts_long_lived_token() -> None:
+    assert mk.worker_token_secret("kueue-system") == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "multikueue-token",
+            "namespace": "kueue-system",
+            "labels": {"app.kubernetes.io/part-of": "aiperf-kueue"},
+            "annotations": {"pulumi.com/patchForce": "true", "kubernetes.io/service-account.name": "multikueue"},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+
+
+def test_the_minted_kubeconfig_is_the_server_the_ca_and_the_token_and_kueue_takes_it() -> None:
+    doc = json.loads(mk.minted_kubeconfig(SERVER, TOKEN_DATA))
+    assert doc == {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "worker", "cluster": {"server": SERVER, "certificate-authority-data": "Q0EtY2VydA=="}}],
+        "users": [{"name": "multikueue", "user": {"token": "eyJ-minted-token"}}],
+        "contexts": [{"name": "worker", "context": {"cluster": "worker", "user": "multikueue"}}],
+        "current-context": "worker",
+    }
+    assert kubeconfig_problems(doc) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (None, "the Secret multikueue-token has no data: the token controller has not filled it"),
+        ({"ca.crt": "Q0E="}, "the Secret multikueue-token has no token: the token controller has not filled it"),
+        ({"token": "dG9r"}, "the Secret multikueue-token has no ca.crt: the token controller has not filled it"),
+        ({"token": "not base64!", "ca.crt": "Q0E="}, "the Secret multikueue-token's token is not base64 of text"),
+    ],
+)
+def test_a_token_secret_not_filled_yet_is_named_never_shown(data: Any, expected: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        mk.minted_kubeconfig(SERVER, data)
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (
+            {"role": "worker", "manager": "fleet", "server": "http://fleet-east.example.com:6443"},
+            "aiperf-kueue:multikueue.server: must be an https:// URL of the worker's API server, got "
+            "'http://fleet-east.example.com:6443'",
+        ),
+        (
+            {"role": "worker", "manager": "fleet", "server": "fleet-east:6443"},
+            "aiperf-kueue:multikueue.server: must be an https:// URL of the worker's API server, got 'fleet-east:6443'",
+        ),
+        (
+            {"role": "worker", "manager": "fleet", "server": "https://east_1.example.com"},
+            "aiperf-kueue:multikueue.server: Kueue refuses it (untrusted server endpoint): its host is neither an IP "
+            "address nor a DNS name, got 'https://east_1.example.com'",
+        ),
+        (
+            {"role": "worker", "manager": "fleet", "server": SERVER, "kubeconfig": {"secure": CIPHERTEXT}},
+            "aiperf-kueue:multikueue: sets kubeconfig and server; keep one (server: the worker mints its token and "
+            "exports the kubeconfig itself)",
+        ),
+    ],
+)
+def test_a_workers_server_is_checked_as_kueue_would_use_it(fleet: Path, value: Any, expected: str) -> None:
+    edit(fleet, "gpu-east", "multikueue", value)
+    assert problem_lines(fleet, "gpu-east") == [f"{fleet}/Pulumi.gpu-east.yaml: {expected}"]
+
+
+def test_a_manager_takes_no_server(fleet: Path) -> None:
+    with pytest.raises(ValueError, match="role manager takes workers; manager, kubeconfig and server are a worker's"):
+        MultiKueue.model_validate({"role": "manager", "workers": [{"name": "a", "stack": "x"}], "server": SERVER})
+
+
+def test_the_plan_declares_the_token_secret_and_shows_the_minted_kubeconfig_as_a_secret(fleet: Path) -> None:
+    stack = read_stack(fleet / "Pulumi.gpu-east.yaml")  # the committed worker sets server
+    run = run_program("gpu-east", stack.values, stack.secret_keys, provider=stack.provider, stack_dir=fleet)
+    assert run.outputs["multikueueKubeconfig"] == MINTED_PLACEHOLDER
+    exported = pulumi.runtime.get_root_resource().outputs["multikueueKubeconfig"]  # type: ignore[union-attr]
+    assert asyncio.get_event_loop().run_until_complete(exported.is_secret()) is True
+    result = cli.compute_plan(fleet / "Pulumi.gpu-east.yaml")
+    resources = json.loads(result.files["resources.json"])
+    assert [(r["name"], r["inputs"]["type"]) for r in resources if r["type"] == "kubernetes:core/v1:Secret"] == [
+        ("multikueue-secret-multikueue-token", "kubernetes.io/service-account-token")
+    ]
+
+
+class _FillingMocks(_Mocks):
+    """The cluster as ``pulumi up`` meets it: the token controller has filled the token Secret (or not)."""
+
+    def __init__(self, data: dict[str, str] | None) -> None:
+        self.data = data
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if args.typ == "kubernetes:core/v1:Secret" and self.data is not None:
+            outputs["data"] = self.data
+        return f"{args.name}-id", outputs
+
+
+def _worker_under_up(data: dict[str, str] | None) -> tuple[str, bool]:
+    """Build the worker's component alone under Pulumi's mocks, as ``pulumi up`` runs it: the kubeconfig it exports,
+    and whether it is a Pulumi secret."""
+    pulumi.runtime.set_mocks(_FillingMocks(data), project="aiperf-kueue", stack="gpu-east", preview=False)
+    seen: dict[str, Any] = {}
+
+    def program() -> Any:
+        worker = MultiKueueWorker(
+            "multikueue",
+            MultiKueueWorkerArgs(
+                access=mk.worker_access("kueue-system"),
+                token=MintedToken(
+                    secret=mk.worker_token_secret("kueue-system"),
+                    server=SERVER,
+                    where="stacks/Pulumi.gpu-east.yaml: aiperf-kueue:multikueue.server",
+                ),
+            ),
+        )
+        assert worker.kubeconfig is not None
+        seen["output"] = worker.kubeconfig
+        return worker.kubeconfig.apply(lambda text: seen.setdefault("text", text))
+
+    try:
+        pulumi.runtime.test(program)()
+    finally:
+        gc.collect()
+    return seen["text"], asyncio.get_event_loop().run_until_complete(seen["output"].is_secret())
+
+
+def test_pulumi_up_exports_the_kubeconfig_minted_from_the_filled_token_secret_as_a_secret() -> None:
+    text, secret = _worker_under_up(TOKEN_DATA)
+    assert (json.loads(text), secret) == (json.loads(mk.minted_kubeconfig(SERVER, TOKEN_DATA)), True)
+
+
+def test_pulumi_up_stops_naming_the_key_while_the_token_secret_is_empty() -> None:
+    with pytest.raises(pulumi.RunError) as caught:
+        _worker_under_up(None)
+    assert str(caught.value) == (
+        "stacks/Pulumi.gpu-east.yaml: aiperf-kueue:multikueue.server: the Secret multikueue-token has no data: the "
+        "token controller has not filled it"
+    )

@@ -377,9 +377,16 @@ def fleet_lines(fleet: dict[str, Any] | None) -> list[str]:
     if not fleet:
         return []
     if fleet["role"] == "worker":
+        exported = {
+            "minted": "minted at pulumi up from its multikueue ServiceAccount's token Secret and multikueue.server",
+            "config": "multikueue.kubeconfig",
+        }.get(fleet.get("kubeconfig") or "")
         return [
             f"MultiKueue worker of manager stack {fleet['manager']}: its queues and priority classes are the "
-            "manager's, its quotas its own pools'"
+            "manager's, its quotas its own pools'",
+            f"exports multikueueKubeconfig (a secret output, read by the manager): {exported}"
+            if exported
+            else "exports no kubeconfig: the manager's multikueue.workers[].kubeconfig must give it",
         ]
     workers = fleet.get("workers") or {}
     out = [

@@ -20,6 +20,7 @@ from pydantic import Field, field_validator, model_validator
 
 from aiperf_kueue.common.display import quoted
 from aiperf_kueue.config.base import DnsLabel, Model
+from aiperf_kueue.upstream.kueue_kubeconfig import server_refusal
 
 #: The AdmissionCheck controller of MultiKueue (Kueue ``kueue.MultiKueueControllerName``).
 CONTROLLER_NAME = "kueue.x-k8s.io/multikueue"
@@ -111,8 +112,15 @@ class MultiKueue(Model):
     kubeconfig: str | None = None
     """A worker's kubeconfig for the manager, as a ``secure:`` value: the worker exports it as the secret output
     ``multikueueKubeconfig``, which a manager's worker without ``kubeconfig`` reads by stack reference (default
-    none: no output). Mint it for the worker's ``multikueue`` ServiceAccount (``docs/multikueue.md``). Only
-    for ``role: worker``."""
+    none: no output). Made by hand for the worker's ``multikueue`` ServiceAccount (``docs/multikueue.md``);
+    ``server`` instead has the worker mint it. Only for ``role: worker``."""
+
+    server: str | None = None
+    """A worker's API server URL as its manager's Kueue reaches it, ``https://<host>[:<port>]`` (default none).
+    Set, the worker mints its manager's credentials itself: a long-lived token Secret ``multikueue-token`` of its
+    ``multikueue`` ServiceAccount in Kueue's namespace (Kubernetes' documented long-lived token), and exports
+    ``multikueueKubeconfig`` (a secret output) from this URL, the cluster's CA and that token: one ``pulumi up``
+    per worker, no token by hand. Instead of ``kubeconfig``; only for ``role: worker``."""
 
     worker_lost_timeout: str | None = None
     """How long the manager's Kueue waits for a worker it lost before a job admitted there starts over elsewhere,
@@ -132,6 +140,16 @@ class MultiKueue(Model):
             raise ValueError("is empty: give this worker's kubeconfig as a secure value, or leave it out")
         return value
 
+    @field_validator("server")
+    @classmethod
+    def _server(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        refusal = server_refusal(value)
+        if refusal is not None:
+            raise ValueError(refusal)
+        return value
+
     @field_validator("worker_lost_timeout")
     @classmethod
     def _duration(cls, value: str | None) -> str | None:
@@ -147,8 +165,8 @@ class MultiKueue(Model):
     @model_validator(mode="after")
     def _by_role(self) -> MultiKueue:
         if self.role == "manager":
-            if self.manager is not None or self.kubeconfig is not None:
-                raise ValueError("role manager takes workers; manager and kubeconfig are a worker's")
+            if self.manager is not None or self.kubeconfig is not None or self.server is not None:
+                raise ValueError("role manager takes workers; manager, kubeconfig and server are a worker's")
             if not 1 <= len(self.workers) <= MAX_CLUSTERS:
                 raise ValueError(
                     f"role manager needs 1 to {MAX_CLUSTERS} workers (Kueue's MultiKueueConfig limit), got "
@@ -166,4 +184,9 @@ class MultiKueue(Model):
                 raise ValueError("role worker takes no workerLostTimeout; it is the manager's Kueue setting")
             if self.manager is None:
                 raise ValueError("role worker needs manager: the manager's stack name, whose queues this worker gets")
+            if self.kubeconfig is not None and self.server is not None:
+                raise ValueError(
+                    "sets kubeconfig and server; keep one (server: the worker mints its token and exports the "
+                    "kubeconfig itself)"
+                )
         return self

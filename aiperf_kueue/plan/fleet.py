@@ -67,10 +67,15 @@ class Fleet:
     manager: str
     """The manager's stack name (this stack's, on a manager)."""
     workers: tuple[FleetWorker, ...] = ()
+    kubeconfig: str | None = None
+    """On a worker, the kubeconfig it exports for its manager: ``minted`` (``multikueue.server``: the worker
+    mints its token), ``config`` (``multikueue.kubeconfig``), or None (none: the manager sets it)."""
 
     def table(self, placements: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
         """The ``fleet`` output: role, manager, per worker its stack, quotas and pools, and per job its workers."""
         out: dict[str, Any] = {"role": self.role, "manager": self.manager}
+        if self.role == "worker":
+            out["kubeconfig"] = self.kubeconfig
         if self.role == "manager":
             out["workers"] = {
                 w.name: {"stack": w.stack, "quotas": w.queues.quota_table(), "pools": w.queues.pool_table()}
@@ -96,6 +101,13 @@ def _role(values: Mapping[str, Any]) -> MultiKueue | None:
     try:
         return MultiKueue.model_validate(raw)
     except ValidationError:
+        # A worker whose other keys are wrong still takes its manager's queues, so its one problem is the
+        # line about those keys, not also "queues: required" (the config model reports the rest).
+        if isinstance(raw, Mapping) and raw.get("role") == "worker" and isinstance(raw.get("manager"), str):
+            try:
+                return MultiKueue.model_validate({"role": "worker", "manager": raw["manager"]})
+            except ValidationError:
+                return None
         return None
 
 
@@ -124,7 +136,8 @@ def fleet_values(
                 ],
             )
         manager = _read(here, role.manager, "multikueue.manager", source)
-        return {**values, **worker_keys(manager.values, values)}, Fleet("worker", role.manager)
+        exported = "minted" if role.server is not None else "config" if role.kubeconfig is not None else None
+        return {**values, **worker_keys(manager.values, values)}, Fleet("worker", role.manager, kubeconfig=exported)
     problems = (
         [
             Problem(

@@ -11,6 +11,9 @@ MultiKueue admission check gets ``spec.managedBy: kueue.x-k8s.io/multikueue`` fr
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import Any
 
 from aiperf_kueue.common import limits
@@ -26,6 +29,11 @@ from aiperf_kueue.upstream.kueue_kubeconfig import REASON, KubeconfigProblem, ku
 SECRET_KEY = "kubeconfig"
 #: The ServiceAccount a worker makes for its manager's Kueue (and its ClusterRole and binding).
 WORKER_ACCOUNT = "multikueue"
+#: The Secret holding that ServiceAccount's long-lived token, on a worker with ``multikueue.server``.
+TOKEN_SECRET = "multikueue-token"
+TOKEN_TYPE = "kubernetes.io/service-account-token"
+#: The annotation naming the ServiceAccount a token Secret is for (Kubernetes ``v1.ServiceAccountNameKey``).
+SERVICE_ACCOUNT_ANNOTATION = "kubernetes.io/service-account.name"
 #: What MultiKueue's remote client does on a worker (Kueue 0.19.2 ``multikueue/workload.go`` and the
 #: JobSet and batch/Job adapters): create, watch, update and delete Workloads, their status, and the jobs.
 WORKER_RULES: tuple[dict[str, Any], ...] = (
@@ -133,6 +141,41 @@ def worker_access(namespace: str) -> list[Manifest]:
             "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
         },
     ]
+
+
+def worker_token_secret(namespace: str) -> Manifest:
+    """The long-lived token of the worker's :data:`WORKER_ACCOUNT`, a Secret of type
+    ``kubernetes.io/service-account-token`` that Kubernetes' token controller fills with ``token`` and ``ca.crt``
+    (Kubernetes' documented way to a long-lived ServiceAccount token, "Manually create an API token for a
+    ServiceAccount" in its service-account tasks): what a worker with
+    ``multikueue.server`` builds its manager's kubeconfig from."""
+    meta = _meta(TOKEN_SECRET, namespace)
+    meta["annotations"] = {**meta["annotations"], SERVICE_ACCOUNT_ANNOTATION: WORKER_ACCOUNT}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": TOKEN_TYPE}
+
+
+def minted_kubeconfig(server: str, data: object) -> str:
+    """The kubeconfig a worker's manager reaches it with: ``server``, and the CA and token the token controller
+    wrote into :func:`worker_token_secret`'s ``data`` (base64, as the API returns a Secret's data). Raises
+    ``ValueError`` naming the key, never a value, while the token is not there."""
+    if not isinstance(data, dict):
+        raise ValueError(f"the Secret {TOKEN_SECRET} has no data: the token controller has not filled it")
+    for key in ("token", "ca.crt"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise ValueError(f"the Secret {TOKEN_SECRET} has no {key}: the token controller has not filled it")
+    try:
+        token = base64.b64decode(data["token"], validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        raise ValueError(f"the Secret {TOKEN_SECRET}'s token is not base64 of text") from None
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "worker", "cluster": {"server": server, "certificate-authority-data": data["ca.crt"]}}],
+        "users": [{"name": WORKER_ACCOUNT, "user": {"token": token}}],
+        "contexts": [{"name": "worker", "context": {"cluster": "worker", "user": WORKER_ACCOUNT}}],
+        "current-context": "worker",
+    }
+    return json.dumps(doc, sort_keys=True)
 
 
 def kubeconfig_text_problems(text: object) -> list[KubeconfigProblem]:

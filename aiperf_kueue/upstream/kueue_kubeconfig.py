@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiperf_kueue.common import limits
+from aiperf_kueue.common.display import quoted
 
 #: The Kueue releases whose checks these are (``validateKubeconfig`` is the same in both).
 KUEUE_VERSIONS = ("0.15.0", "0.19.2")
@@ -478,3 +479,19 @@ def _over_tls(server: str) -> bool:
     ``https`` URL with a host (a bare ``host:port`` defaults to ``http``; no CA is known to client-go yet)."""
     url = _parse_url(server)
     return url is not None and url.scheme == "https" and url.host != ""
+
+
+def server_refusal(server: str) -> str | None:
+    """Why a worker's ``server`` cannot carry the token a worker mints for its manager: over anything but
+    ``https://`` client-go sends no token (so the manager's Kueue would reach the worker without credentials),
+    and a host Kueue refuses (:func:`_is_valid_hostname`). None if the URL will do (a URL holds no
+    credential: the message quotes it, cut when long)."""
+    shown = quoted(server)
+    if len(server) > 2048 or not _over_tls(server):
+        return f"must be an https:// URL of the worker's API server, got {shown}"
+    if not _is_valid_hostname(server.lower()):
+        return (
+            "Kueue refuses it (untrusted server endpoint): its host is neither an IP address nor a DNS name, "
+            f"got {shown}"
+        )
+    return None

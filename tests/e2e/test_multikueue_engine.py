@@ -4,10 +4,9 @@ One Pulumi project directory holds the fleet's three stack files (a worker's pla
 manager's reads its workers'), one file backend holds their states (the manager reads each worker's
 ``multikueueKubeconfig`` output by stack reference). Kueue's and JobSet's charts are installed for real and
 :class:`~tests.e2e.charts.ChartControllers` runs their controllers, as in ``test_engine.py``. The set-up order
-is docs/multikueue.md's: each worker is deployed, a token of its ``multikueue`` ServiceAccount goes into a
-kubeconfig set as the worker's secure ``multikueue.kubeconfig``, the worker is deployed again (it exports the
-kubeconfig as a secret output), then the manager. A JobSet only the bigger worker has room for is submitted on
-the manager and must run there.
+is docs/multikueue.md's: each worker is deployed once (with ``multikueue.server`` it mints a token of its
+``multikueue`` ServiceAccount and exports the kubeconfig built from it as a secret output), then the manager.
+A JobSet only the bigger worker has room for is submitted on the manager and must run there.
 """
 
 from __future__ import annotations
@@ -57,28 +56,10 @@ class Deployed:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _kubeconfig(worker: LocalCluster) -> str:
-    token = worker.kubectl("create", "token", "multikueue", "-n", "kueue-system", "--duration=1h").stdout.strip()
-    assert worker.pki is not None
-    ca = base64.b64encode(worker.pki.ca_crt.read_bytes()).decode()
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "w",
-                    "cluster": {
-                        "server": f"https://127.0.0.1:{worker.ports.apiserver}",
-                        "certificate-authority-data": ca,
-                    },
-                }
-            ],
-            "users": [{"name": "multikueue", "user": {"token": token}}],
-            "contexts": [{"name": "w", "context": {"cluster": "w", "user": "multikueue"}}],
-            "current-context": "w",
-        }
-    )
+def _minted_token(worker: LocalCluster) -> str:
+    """The token Kubernetes' token controller wrote into the worker's ``multikueue-token`` Secret."""
+    data = worker.kubectl("get", "secret", "multikueue-token", "-n", "kueue-system", "-o", "jsonpath={.data.token}")
+    return base64.b64decode(data.stdout).decode()
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +77,9 @@ def deployed(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[
         config[f"{PROJECT}:cluster"] = cluster_config(clusters[role])
         if stack in POOLS:
             config[f"{PROJECT}:inventory"] = {"headroom": 10, "pools": POOLS[stack]}
+            # The worker mints its manager's token and exports the kubeconfig: its API server as the manager
+            # reaches it (both on loopback here).
+            config[f"{PROJECT}:multikueue"]["server"] = f"https://127.0.0.1:{clusters[role].ports.apiserver}"
         (work / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
     states: dict[str, list[dict[str, Any]]] = {}
     with contextlib.ExitStack() as controllers:
@@ -115,21 +99,8 @@ def deployed(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[
             )
 
         for stack in ("gpu-east", "gpu-west"):
-            up(stack)
-            kubeconfig = _kubeconfig(clusters[ROLES[stack]])
-            run.tokens.append(yaml.safe_load(kubeconfig)["users"][0]["user"]["token"])
-            engine.cli(
-                "config",
-                "set",
-                "--secret",
-                "--path",
-                f"{PROJECT}:multikueue.kubeconfig",
-                kubeconfig,
-                "-s",
-                stack,
-                cwd=work,
-            )
-            up(stack)  # now it exports multikueueKubeconfig
+            up(stack)  # it mints its token and exports multikueueKubeconfig
+            run.tokens.append(_minted_token(clusters[ROLES[stack]]))
         up("fleet")
         run.seconds["deployed"] = round(time.monotonic() - started, 1)
         yield run
