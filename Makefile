@@ -20,7 +20,7 @@ AIPERF_VENV ?= $(HOME)/.cache/aiperf-kueue/venvs/aiperf-$(AIPERF_VERSION)
 AIPERF_STAMP := $(AIPERF_VENV)/.installed-$(shell sha256sum requirements-aiperf.txt | cut -c1-16)
 export AIPERF_VENV
 
-.PHONY: setup plan test lint upstream bench bench-engine fuzz clean oracle e2e e2e-build e2e-nightly
+.PHONY: setup plan test lint upstream bench bench-engine fuzz clean oracle e2e e2e-build
 
 setup: $(VENV)/.installed
 
@@ -102,12 +102,5 @@ ifneq ($(strip $(SCENARIOS)),)
 		$(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/test_scenarios.py
 else
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 tests/e2e $(addprefix --ignore=,$(E2E_NIGHTLY))
+		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=25 tests/e2e
 endif
-
-# Kept out of `make e2e`, so out of CI, to keep a cold CI run well under its 90 min: a MultiKueue fleet of three
-# stacks under the real engine (about 5 min warm; the fleet itself is proven in `make e2e` by
-# tests/e2e/test_multikueue_e2e.py, from the plans' objects). Run it nightly, or by hand.
-E2E_NIGHTLY := tests/e2e/test_multikueue_engine.py
-e2e-nightly: setup upstream oracle e2e-build
-	AIPERF_KUEUE_E2E=1 e2e/sandbox.sh $(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_NIGHTLY)

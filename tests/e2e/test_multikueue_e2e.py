@@ -1,18 +1,19 @@
-"""A MultiKueue fleet on three real local control planes: one manager, two workers, each with Kueue 0.19.2 and
-JobSet 0.12.0 from the same built binaries.
+"""A MultiKueue fleet deployed by ``pulumi up`` of its three stacks onto three real local control planes: one
+manager, two workers, each with Kueue 0.19.2 and JobSet 0.12.0 from the same built binaries.
 
-Each stack is planned by the real CLI from the fleet's stack files and its Kubernetes objects applied as
-``tests/e2e/stackrun.py`` does (the harness runs Kueue and JobSet itself, in place of the charts). The manager's
-kubeconfig Secrets get, in place of the plan's ``[secret ...]``, a kubeconfig per worker as ``docs/multikueue.md``
-tells users to make it: a token of the worker's ``multikueue`` ServiceAccount (``kubectl create token``), the
-worker's loopback API server and its CA as data. A JobSet that only the bigger worker has room for is submitted on
-the manager: Kueue's webhook marks it ``managedBy: kueue.x-k8s.io/multikueue``, the manager admits it on the fleet's
-quota and MultiKueue dispatches it to that worker, whose own Kueue admits it.
+One Pulumi project directory holds the fleet's three stack files (a worker's program reads its manager's, the
+manager's reads its workers'), one file backend holds their states. Kueue's and JobSet's charts are installed by the
+real engine and :class:`~tests.e2e.charts.ChartControllers` runs their controllers, as in ``test_engine.py``. The
+workers are living clusters (kube-scheduler, kwok nodes from their stacks' inventories). docs/multikueue.md's set-up
+order: each worker once (with ``multikueue.server`` it mints its ``multikueue`` ServiceAccount's token and exports
+the kubeconfig built from it as a secret output), then the manager, which reads both by stack reference into its
+kubeconfig Secrets. A JobSet that only the bigger worker has room for is submitted on the manager: Kueue's webhook
+marks it ``managedBy: kueue.x-k8s.io/multikueue``, the manager admits it on the fleet's quota and MultiKueue
+dispatches it to that worker, whose own Kueue admits it and whose scheduler places its pod.
 
-Also here: the kubeconfigs only client-go's exec and proxy-url checks refuse, against the manager's Kueue.
-
-Not here: ``pulumi up`` of the three stacks (the objects are applied from the plans; the nightly
-``test_multikueue_engine.py`` runs it), an AIPerfJob (the JobSet is submitted directly, here and there).
+Also here: a worker stopped mid-run (and its pool grown on the other worker by ``pulumi up``), the lost worker coming
+back, docs/multikueue.md's runbook for it with ``pulumi up`` of the manager, the kubeconfigs only client-go's exec and
+proxy-url checks refuse, and an AIPerfJob on the manager.
 """
 
 from __future__ import annotations
@@ -29,61 +30,188 @@ from typing import Any
 
 import pytest
 import yaml
+from pulumi import automation as auto
 
 from aiperf_kueue.upstream.kueue_kubeconfig import kubeconfig_problems
+from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster
-from tests.e2e.conftest import DEFAULT_AIPERF_VENV, OUT, ClusterFactory
-from tests.e2e.living import start_living, sync_fleet
+from tests.e2e.conftest import BUILD, DEFAULT_AIPERF_VENV, JOBSET_MODULE, KUEUE_MODULE, OUT, ClusterFactory
+from tests.e2e.engine import PROJECT, Engine, cluster_config, e2e_config
+from tests.e2e.living import pin_controller_namespaces, start_living, sync_fleet
 from tests.e2e.nodes import create_nodes, node_objects
 from tests.e2e.operator import resolve_to_loopback, start_operator, stop_operator
-from tests.e2e.stackrun import Plan, apply_order, kueue_manager_config, object_of, operator_env, plan_stack, ref
+from tests.e2e.stackrun import Plan, apply_order, object_of, operator_env, plan_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "tests" / "fleet_stacks"
 STACKS = {"manager": "fleet", "east": "gpu-east", "west": "gpu-west"}
-#: east holds 1.8 cores after headroom, west 14.4: a pod of 4 cores fits west only.
+#: One pool name, one shape, across the fleet: a worker leaving the manager's config takes no ResourceFlavor with it.
+#: East holds 7.2 cores after headroom, west 14.4.
 POOLS = {
-    "gpu-east": [{"name": "cpu-small", "nodes": 1, "cpu": "2", "memory": "8Gi"}],
-    "gpu-west": [{"name": "cpu", "nodes": 1, "cpu": "16", "memory": "64Gi"}],
+    "gpu-east": [{"name": "cpu", "nodes": 1, "cpu": "8", "memory": "32Gi"}],
+    "gpu-west": [{"name": "cpu", "nodes": 2, "cpu": "8", "memory": "32Gi"}],
 }
+#: A pod over east's 7.2 cores of quota and within one node of 8: only west has room for it.
+PROBE_REQUESTS = {"cpu": "7500m", "memory": "1Gi"}
 #: How long the manager's Kueue waits for a lost worker (``multikueue.workerLostTimeout``; Kueue's default is 15m).
 LOST_TIMEOUT = "30s"
+#: The namespaces whose pods the harness runs as processes on a living worker (its charts' controllers).
+CONTROLLER_NAMESPACES = ("kueue-system", "jobset-system")
 NAMESPACE = "aiperf-benchmarks"
 PROBE = "mk-probe"
 WAIT = 240.0
+#: A secret's signature in Pulumi's state (the property-value wire format).
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
 
 
 @dataclass
 class Fleet:
-    """The three clusters, and what the run measured."""
+    """The three clusters and stacks after ``pulumi up``, and what the run measured."""
 
     clusters: dict[str, LocalCluster]
-    stacks: Path
-    applied: dict[str, list[str]] = field(default_factory=dict)
+    engine: Engine
+    work: Path
+    """The project directory: ``Pulumi.yaml`` and ``stacks/`` with the fleet's three stack files."""
+    configs: dict[str, dict[str, Any]]
+    """Each stack's config as first deployed."""
+    controllers: dict[str, ChartControllers]
+    stacks: dict[str, auto.Stack] = field(default_factory=dict)
+    tokens: list[str] = field(default_factory=list)
+    """The workers' minted ServiceAccount tokens: what must never be in a state in clear."""
     lost: list[str] = field(default_factory=list)
     """The manager Workload's MultiKueue check, each change, after its worker was stopped."""
-    rejections: list[str] = field(default_factory=list)
-    kueue_configs: dict[str, Any] = field(default_factory=dict)
-    """Each cluster's Kueue manager config, from its plan (a stopped worker comes back with its own)."""
     plans: dict[str, Plan] = field(default_factory=dict)
+    """The manager's offline plan of the committed fleet: its AIPerfJob and its operator's env."""
     aiperf_job: dict[str, Any] = field(default_factory=dict)
     """What the AIPerfJob test saw: the worker, and the objects each side has."""
+    probe_node: str = ""
+    """The west node the probe ran on before west was stopped."""
     seconds: dict[str, float] = field(default_factory=dict)
     memory_mib: dict[str, float] = field(default_factory=dict)
 
+    def write_config(self, stack: str, config: dict[str, Any]) -> Path:
+        """Rewrite ``stacks/Pulumi.<stack>.yaml``'s config as a user editing it would (the passphrase salt kept)."""
+        path = self.work / "stacks" / f"Pulumi.{stack}.yaml"
+        doc = (yaml.safe_load(path.read_text()) if path.exists() else None) or {}
+        path.write_text(yaml.safe_dump({**doc, "config": config}, sort_keys=False))
+        return path
 
-def _stack_files(directory: Path) -> None:
-    """The committed fleet, with worker pools of different room (the manager's AIPerfJob is applied by its test)."""
+    def up(self, stack: str, label: str) -> dict[str, list[str]]:
+        """``pulumi up`` of ``stack``; what it did, ``{op: sorted resource names}`` (the engine's own providers and
+        reads left out), and its time as ``seconds[label]``."""
+        begun = time.monotonic()
+        if stack not in self.stacks:
+            self.stacks[stack] = self.engine.stack(stack, self.work)
+        steps: dict[str, set[str]] = {}
+
+        def record(event: auto.EngineEvent) -> None:
+            if event.resource_pre_event:
+                meta = event.resource_pre_event.metadata
+                if meta.op.value not in ("same", "read") and not meta.type.startswith("pulumi:providers:"):
+                    steps.setdefault(str(meta.op.value), set()).add(meta.urn.rsplit("::", 1)[1])
+
+        result = self.stacks[stack].up(color="never", on_event=record)
+        assert result.summary.result == "succeeded", result.stderr
+        self.seconds[label] = round(time.monotonic() - begun, 1)
+        return {op: sorted(names) for op, names in sorted(steps.items())}
+
+    def restart(self, role: str) -> None:
+        """Bring a stopped cluster back as it was: its control plane, scheduler and kwok, its charts' controllers."""
+        cluster = self.clusters[role]
+        cluster.resume(controllers=False)
+        start_living(cluster)
+        self.controllers[role] = ChartControllers(cluster).__enter__()
+
+    def stop(self, role: str) -> None:
+        """Stop a cluster, every process of its control plane and its charts' controllers (an outage)."""
+        self.controllers[role].stop()
+        self.clusters[role].stop()
+
+
+def _stack_config(stack: str, cluster: LocalCluster) -> dict[str, Any]:
+    """The committed fleet's stack config for ``cluster``: local charts, worker pools of different room, the manager's
+    short ``workerLostTimeout``, no jobs (the AIPerfJob test applies the manager's own), each worker's server."""
+    config = e2e_config(FLEET / f"Pulumi.{stack}.yaml", KUEUE_MODULE, JOBSET_MODULE)
+    config[f"{PROJECT}:cluster"] = cluster_config(cluster)
+    config.pop(f"{PROJECT}:jobs", None)
+    fleet = dict(config[f"{PROJECT}:multikueue"])
+    if stack in POOLS:
+        config[f"{PROJECT}:inventory"] = {"headroom": 10, "pools": POOLS[stack]}
+        # The worker's API server as the manager reaches it (both on loopback here).
+        fleet["server"] = f"https://127.0.0.1:{cluster.ports.apiserver}"
+    else:
+        fleet["workerLostTimeout"] = LOST_TIMEOUT
+    config[f"{PROJECT}:multikueue"] = fleet
+    return config
+
+
+def _committed_plans(directory: Path) -> dict[str, Plan]:
+    """The manager's offline plan of the committed fleet with this test's pools: its AIPerfJob and operator env."""
     directory.mkdir(parents=True, exist_ok=True)
     for path in FLEET.glob("Pulumi.*.yaml"):
         doc = yaml.safe_load(path.read_text())
-        config = doc["config"]
         stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
         if stack in POOLS:
-            config["aiperf-kueue:inventory"] = {"headroom": 10, "pools": POOLS[stack]}
-        else:
-            config["aiperf-kueue:multikueue"]["workerLostTimeout"] = LOST_TIMEOUT
+            doc["config"]["aiperf-kueue:inventory"] = {"headroom": 10, "pools": POOLS[stack]}
         (directory / path.name).write_text(yaml.safe_dump(doc, sort_keys=False))
+    return {"manager": plan_stack(directory / "Pulumi.fleet.yaml", OUT / "multikueue" / "plans" / "fleet")}
+
+
+def _minted_token(worker: LocalCluster) -> str:
+    """The token Kubernetes' token controller wrote into the worker's ``multikueue-token`` Secret."""
+    data = worker.kubectl("get", "secret", "multikueue-token", "-n", "kueue-system", "-o", "jsonpath={.data.token}")
+    return base64.b64decode(data.stdout).decode()
+
+
+@pytest.fixture(scope="module")
+def fleet(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[Fleet]:
+    started = time.monotonic()
+    out = OUT / "multikueue"
+    shutil.rmtree(out, ignore_errors=True)
+    plans = _committed_plans(out / "stacks")
+    # The workers are living clusters: a dispatched JobSet's pods are scheduled there and run. The manager runs no
+    # pods; it gets the AIPerf CRDs (its operator runs in the AIPerfJob test).
+    clusters = {
+        role: new_cluster(f"mk-{role}", aiperf=role == "manager", controllers=False, living=role != "manager")
+        for role in STACKS
+    }
+    engine = Engine(binaries, OUT / "engine" / "multikueue", clusters["manager"].kubeconfig, BUILD.PULUMI_KUBERNETES)
+    work = engine.dir / "project"
+    (work / "stacks").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / "Pulumi.yaml", work / "Pulumi.yaml")
+    (work / "venv").symlink_to(ROOT / "venv")
+    configs = {stack: _stack_config(stack, clusters[role]) for role, stack in STACKS.items()}
+    run = Fleet(clusters, engine, work, configs, controllers={}, plans=plans)
+    for stack, config in configs.items():
+        run.write_config(stack, config)
+    for role in ("east", "west"):
+        # The charts' controllers run as processes: their namespaces are pinned off the kwok fleet.
+        pin_controller_namespaces(clusters[role], CONTROLLER_NAMESPACES)
+        sync_fleet(clusters[role], work / "stacks" / f"Pulumi.{STACKS[role]}.yaml")
+    run.seconds["clustersUp"] = round(time.monotonic() - started, 1)
+    try:
+        for role, cluster in clusters.items():
+            run.controllers[role] = ChartControllers(cluster).__enter__()
+        # Workers first (docs/multikueue.md's set-up order), each once: it mints its token and exports the
+        # kubeconfig; then the manager, which reads both by stack reference.
+        for role in ("east", "west"):
+            run.up(STACKS[role], f"up {STACKS[role]}")
+            run.tokens.append(_minted_token(clusters[role]))
+        run.up("fleet", "up fleet")
+        run.seconds["deployed"] = round(time.monotonic() - started, 1)
+        run.memory_mib = {role: round(_rss_mib(c), 1) for role, c in clusters.items()}
+        yield run
+    finally:
+        for controllers in run.controllers.values():
+            controllers.stop()
+        report = {
+            "seconds": run.seconds,
+            "memoryMiB": {**run.memory_mib, "total": round(sum(run.memory_mib.values()), 1)},
+            "workerLost": run.lost,
+            "aiperfJob": run.aiperf_job,
+        }
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
 
 
 def _rss_mib(cluster: LocalCluster) -> float:
@@ -158,6 +286,12 @@ def _probe_pods(cluster: LocalCluster, name: str = PROBE) -> list[str]:
     return sorted(f"{p['spec'].get('nodeName')}/{p['status'].get('phase')}" for p in pods.get("items") or [])
 
 
+def _running(cluster: LocalCluster, name: str = PROBE) -> list[str] | None:
+    """The probe's pods on CLUSTER (``<node>/<phase>``) once there is one and every one is Running; else None."""
+    pods = _probe_pods(cluster, name)
+    return pods if pods and all(p.endswith("/Running") for p in pods) else None
+
+
 def _probe_workload(cluster: LocalCluster, name: str = PROBE) -> dict[str, Any] | None:
     """The Workload of the probe JobSet, or of JobSet ``name`` (Kueue names it ``jobset-<name>-<hash>``)."""
     workloads = (_get(cluster, "workloads", "-n", NAMESPACE) or {}).get("items") or []
@@ -172,68 +306,37 @@ def _condition(obj: Any, kind: str) -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def fleet(new_cluster: ClusterFactory) -> Iterator[Fleet]:
-    started = time.monotonic()
-    stacks = OUT / "multikueue" / "stacks"
-    shutil.rmtree(stacks, ignore_errors=True)
-    _stack_files(stacks)
-    plans = {
-        role: plan_stack(stacks / f"Pulumi.{s}.yaml", OUT / "multikueue" / "plans" / s) for role, s in STACKS.items()
-    }
-    configs = {role: kueue_manager_config(plans[role]) for role in STACKS}
-    # The workers are living clusters (kube-scheduler, kwok nodes from their stacks' inventories): a dispatched
-    # JobSet's pods are scheduled there and run. The manager runs no pods.
-    # The manager gets the AIPerf CRDs (its operator runs in the AIPerfJob test).
-    clusters = {
-        role: new_cluster(f"mk-{role}", configs[role], aiperf=role == "manager", living=role != "manager")
-        for role in STACKS
-    }
-    run = Fleet(clusters, stacks, kueue_configs=configs, plans=plans)
-    run.seconds["clustersUp"] = round(time.monotonic() - started, 1)
-    # Workers first (docs/multikueue.md's set-up order), then their kubeconfigs, then the manager.
-    for role in ("east", "west", "manager"):
-        cluster, applied = clusters[role], run.applied.setdefault(role, [])
-        for resource in apply_order(plans[role].resources):
-            obj = object_of(resource)
-            if obj["kind"] == "AIPerfJob":
-                continue
-            if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("multikueue-"):
-                worker = obj["metadata"]["name"].removeprefix("multikueue-")
-                obj = {**obj, "stringData": {"kubeconfig": _worker_kubeconfig(clusters[worker])}}
-            result = cluster.apply([obj], check=False)
-            if result.returncode == 0:
-                applied.append(ref(obj))
-            else:
-                run.rejections.append(f"{role}: {ref(obj)}: {result.stderr.strip()}")
-        if role != "manager":
-            sync_fleet(cluster, stacks / f"Pulumi.{STACKS[role]}.yaml")
-    run.seconds["applied"] = round(time.monotonic() - started, 1)
-    run.memory_mib = {role: round(_rss_mib(c), 1) for role, c in clusters.items()}
-    yield run
-    report = {
-        "seconds": run.seconds,
-        "memoryMiB": {**run.memory_mib, "total": round(sum(run.memory_mib.values()), 1)},
-        "applied": run.applied,
-        "rejections": run.rejections,
-        "workerLost": run.lost,
-        "aiperfJob": run.aiperf_job,
-    }
-    (OUT / "multikueue" / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-
-
-def test_every_object_of_the_three_plans_is_accepted(fleet: Fleet) -> None:
-    assert fleet.rejections == []
-    assert [
-        r
-        for r in fleet.applied["manager"]
-        if r.split("/")[0] in ("MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck")
-    ] == [
+def test_the_three_stacks_deploy_and_no_kubeconfig_is_in_clear_in_any_state(fleet: Fleet) -> None:
+    """The file backend's states as stored (the Automation API's export shows secrets: it runs --show-secrets)."""
+    manager = fleet.engine.export(fleet.stacks["fleet"]).get("resources", [])
+    mine = ("AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig")
+    kinds = sorted(
+        f"{kind}/{name}"
+        for r in manager
+        if r["type"].startswith("kubernetes:")
+        and (kind := r["type"].rsplit(":", 1)[1]) in (*mine, "Secret")
+        and (name := r["inputs"]["metadata"]["name"])
+        and (kind in mine or name.startswith("multikueue-"))
+    )
+    assert kinds == [
+        "AdmissionCheck/multikueue",
         "MultiKueueCluster/east",
         "MultiKueueCluster/west",
         "MultiKueueConfig/aiperf-fleet",
-        "AdmissionCheck/multikueue",
+        "Secret/multikueue-east",
+        "Secret/multikueue-west",
     ]
+    stored = sorted((fleet.engine.state / ".pulumi" / "stacks" / PROJECT).glob("*.json"))
+    assert [p.name for p in stored] == ["fleet.json", "gpu-east.json", "gpu-west.json"]
+    assert len(fleet.tokens) == 2 and all(len(t) > 100 for t in fleet.tokens)
+    for path in stored:
+        text = path.read_text()
+        assert "certificate-authority-data" not in text, path.name
+        assert not any(token in text for token in fleet.tokens), path.name
+    for worker in ("gpu-east", "gpu-west"):
+        state = json.loads((fleet.engine.state / ".pulumi" / "stacks" / PROJECT / f"{worker}.json").read_text())
+        root = next(r for r in state["checkpoint"]["latest"]["resources"] if r["type"] == "pulumi:pulumi:Stack")
+        assert sorted(root["outputs"]["multikueueKubeconfig"]) == [SECRET_SIG, "ciphertext"]
 
 
 def _unsuspended(worker: LocalCluster) -> dict[str, Any] | None:
@@ -321,8 +424,11 @@ def test_kueue_refuses_exactly_the_exec_and_proxy_kubeconfigs_the_port_refuses(f
 def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: Fleet) -> None:
     manager, east, west = fleet.clusters["manager"], fleet.clusters["east"], fleet.clusters["west"]
     started = time.monotonic()
-    jobset = _jobset(PROBE, {"cpu": "4", "memory": "1Gi"})
-    manager.apply([jobset])
+    jobset = _jobset(PROBE, PROBE_REQUESTS)
+    # The JobSet chart's webhook serves its own certificate once its controller has written it into the webhook
+    # configuration: under load the first calls right after the manager's up can fail TLS verification (seen once
+    # in the nightly run this test replaces), so retry, bounded.
+    _wait("the JobSet accepted on the manager", lambda: manager.apply([jobset], check=False).returncode == 0, 120)
     # Kueue's JobSet webhook on the manager: the ClusterQueue carries a MultiKueue admission check.
     assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
 
@@ -335,8 +441,10 @@ def test_a_jobset_submitted_on_the_manager_runs_on_the_worker_with_room(fleet: F
     remote = _wait("the JobSet on west, unsuspended", lambda: _unsuspended(west))
     assert remote["spec"]["suspend"] is False
     _wait("no JobSet left on east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE) is None)
-    # West's kube-scheduler places the pod on its one node (the pool ``cpu``); kwok runs it.
-    assert _wait("the probe's pod Running on west", lambda: _probe_pods(west) == ["cpu-0/Running"])
+    # West's kube-scheduler places the pod on one of its two nodes (the pool ``cpu``); kwok runs it.
+    (pod,) = _wait("the probe's pod Running on west", lambda: _running(west))
+    assert pod in ("cpu-0/Running", "cpu-1/Running")
+    fleet.probe_node = pod.split("/")[0]
     assert _probe_pods(east) == []
     fleet.seconds["dispatch"] = round(time.monotonic() - started, 1)
 
@@ -437,29 +545,20 @@ def test_an_aiperfjob_on_the_manager_fails_its_node_check_or_reaches_a_worker_as
 
 
 def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothing_is_lost(fleet: Fleet) -> None:
-    """Stop west (every process of its control plane) while it runs the probe; give east room (its stack's pool
-    grows, re-planned and applied); the manager's Kueue re-dispatches after workerLostTimeout."""
-    manager, east, west = fleet.clusters["manager"], fleet.clusters["east"], fleet.clusters["west"]
+    """Stop west (every process of its control plane) while it runs the probe; give east room (a second node in its
+    stack's pool, ``pulumi up`` of east); the manager's Kueue re-dispatches after workerLostTimeout."""
+    manager, east = fleet.clusters["manager"], fleet.clusters["east"]
     jobset_uid = _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"]
     before = _probe_workload(manager)
     assert before is not None and before["status"]["clusterName"] == "west"
     started = time.monotonic()
-    west.stop()
-    doc = yaml.safe_load((fleet.stacks / "Pulumi.gpu-east.yaml").read_text())
-    doc["config"]["aiperf-kueue:inventory"]["pools"] = [
-        {"name": "cpu-small", "nodes": 1, "cpu": "16", "memory": "64Gi"}
-    ]
-    (fleet.stacks / "Pulumi.gpu-east.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    grown = plan_stack(fleet.stacks / "Pulumi.gpu-east.yaml", OUT / "multikueue" / "plans" / "gpu-east-grown")
-    for resource in apply_order(grown.resources):
-        obj = object_of(resource)
-        if obj["kind"] in ("ResourceFlavor", "ClusterQueue"):
-            east.apply([obj])
-    assert sync_fleet(east, fleet.stacks / "Pulumi.gpu-east.yaml") == {
-        "created": [],
-        "updated": ["cpu-small-0"],
-        "deleted": [],
-    }
+    fleet.stop("west")
+    config = json.loads(json.dumps(fleet.configs["gpu-east"]))
+    config["aiperf-kueue:inventory"]["pools"] = [{"name": "cpu", "nodes": 2, "cpu": "8", "memory": "32Gi"}]
+    stack_file = fleet.write_config("gpu-east", config)
+    # The pool's quota follows it: only east's ClusterQueue changes (7.2 cores to 14.4).
+    assert fleet.up("gpu-east", "up gpu-east grown") == {"update": ["queues-cq-benchmarks"]}
+    assert sync_fleet(east, stack_file) == {"created": ["cpu-1"], "updated": [], "deleted": []}
 
     def moved() -> bool:
         workload = _probe_workload(manager) or {}
@@ -479,7 +578,8 @@ def test_a_worker_stopped_mid_run_loses_its_job_to_a_worker_with_room_and_nothin
     assert _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == jobset_uid
     after = _probe_workload(manager)
     assert after is not None and after["metadata"]["uid"] == before["metadata"]["uid"]
-    assert _wait("the probe's pod Running on east", lambda: _probe_pods(east) == ["cpu-small-0/Running"])
+    (pod,) = _wait("the probe's pod Running on east", lambda: _running(east))
+    assert pod in ("cpu-0/Running", "cpu-1/Running")
     fleet.seconds["redispatchAfterWorkerLost"] = round(time.monotonic() - started, 1)
 
 
@@ -495,8 +595,7 @@ def test_a_lost_worker_that_comes_back_keeps_its_stale_run_and_the_redispatched_
         pytest.fail("the worker-lost test did not leave the probe running on east")
     jobset_uid = _get(manager, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"]
     started = time.monotonic()
-    west.resume(fleet.kueue_configs["west"])
-    start_living(west)
+    fleet.restart("west")
     # What west kept through its outage: the copy the manager dispatched before it stopped, still unsuspended.
     stale = _get(west, "jobset", PROBE, "-n", NAMESPACE)
     assert stale is not None and stale["spec"]["suspend"] is False
@@ -507,7 +606,7 @@ def test_a_lost_worker_that_comes_back_keeps_its_stale_run_and_the_redispatched_
     )
     _wait("the re-dispatched JobSet deleted from east", lambda: _get(east, "jobset", PROBE, "-n", NAMESPACE) is None)
     _wait("no probe pod left on east", lambda: _probe_pods(east) == [])
-    log = manager.dir / "logs" / "kueue.log"
+    log = manager.dir / "logs" / "chart-kueue.log"
     _wait(
         "the manager's reconcile failing on the immutable clusterName",
         lambda: 'attempting to change immutable ClusterName from \\"east\\" to \\"west\\"' in log.read_text(),
@@ -515,7 +614,7 @@ def test_a_lost_worker_that_comes_back_keeps_its_stale_run_and_the_redispatched_
     fleet.seconds["redispatchedRunDeletedAfterWorkerBack"] = round(time.monotonic() - started, 1)
     # West's stale run goes on; the manager's objects are the same ones, its Workload still naming east.
     assert _get(west, "jobset", PROBE, "-n", NAMESPACE)["metadata"]["uid"] == stale_uid
-    assert _wait("the stale run's pod Running on west", lambda: _probe_pods(west) == ["cpu-0/Running"])
+    assert _wait("the stale run's pod Running on west", lambda: _running(west)) == [f"{fleet.probe_node}/Running"]
     after = _probe_workload(manager)
     assert after is not None
     assert (after["metadata"]["uid"], after["status"]["clusterName"]) == (before["metadata"]["uid"], "east")
@@ -532,33 +631,9 @@ def _remote(cluster: LocalCluster, name: str) -> dict[str, Any] | None:
     return _get(cluster, "jobset", name, "-n", NAMESPACE)
 
 
-def _apply_manager(fleet: Fleet, plan: Plan) -> list[str]:
-    """Apply the manager plan's objects as the fixture does (each worker's Secret with a fresh kubeconfig), and delete
-    the MultiKueue objects the manager has that the plan no longer declares, as ``pulumi up`` would: what changed."""
-    manager = fleet.clusters["manager"]
-    changed: list[str] = []
-    declared = set()
-    for resource in apply_order(plan.resources):
-        obj = object_of(resource)
-        if obj["kind"] == "AIPerfJob":
-            continue
-        if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("multikueue-"):
-            worker = obj["metadata"]["name"].removeprefix("multikueue-")
-            obj = {**obj, "stringData": {"kubeconfig": _worker_kubeconfig(fleet.clusters[worker])}}
-        declared.add((obj["kind"], obj["metadata"]["name"]))
-        manager.apply([obj])
-    for item in (_get(manager, "multikueuecluster") or {}).get("items") or []:
-        name = item["metadata"]["name"]
-        if ("MultiKueueCluster", name) not in declared:
-            manager.kubectl("delete", "multikueuecluster", name)
-            manager.kubectl("delete", "secret", f"multikueue-{name}", "-n", "kueue-system")
-            changed.append(f"deleted MultiKueueCluster {name}")
-    return changed
-
-
 def test_the_runbook_for_a_lost_worker_keeps_the_redispatched_run(fleet: Fleet) -> None:
     """docs/multikueue.md's runbook, run: a second probe runs on a worker W, W is lost and the manager re-dispatches to
-    the other worker O; before W is back, W is taken out of the manager's ``multikueue.workers`` (its plan applied);
+    the other worker O; before W is back, W is taken out of the manager's ``multikueue.workers`` (``pulumi up``);
     once W is up, what MultiKueue left on it is deleted by its origin label; then W is added back. The run on O is
     kept, the manager's Workload names O, and W holds no copy."""
     manager = fleet.clusters["manager"]
@@ -582,32 +657,35 @@ def test_the_runbook_for_a_lost_worker_keeps_the_redispatched_run(fleet: Fleet) 
     kept_name = "east" if lost_name == "west" else "west"
     lost, kept = fleet.clusters[lost_name], fleet.clusters[kept_name]
     _wait(f"the second probe's pod Running on {lost_name}", lambda: running_on(lost))
-    lost.stop()
+    fleet.stop(lost_name)
     _wait(f"the second probe re-dispatched to {kept_name}", lambda: dispatched() == kept_name, timeout=WAIT * 2)
     remote = _wait(f"the second probe's JobSet on {kept_name}", lambda: _remote(kept, PROBE2))
     kept_uid = remote["metadata"]["uid"]
     assert ORIGIN_LABEL in remote["metadata"]["labels"], remote["metadata"]["labels"]
     _wait(f"its pod Running on {kept_name}", lambda: running_on(kept))
 
-    # 1. Before the lost worker is back: out of the manager's config, the manager's plan applied (pulumi up).
-    doc = yaml.safe_load((fleet.stacks / "Pulumi.fleet.yaml").read_text())
-    workers = doc["config"]["aiperf-kueue:multikueue"]["workers"]
-    doc["config"]["aiperf-kueue:multikueue"]["workers"] = [w for w in workers if w["name"] != lost_name]
-    without = fleet.stacks / "runbook" / "Pulumi.fleet.yaml"
-    without.parent.mkdir(exist_ok=True)
-    for other in fleet.stacks.glob("Pulumi.gpu-*.yaml"):
-        shutil.copy(other, without.parent / other.name)
-    without.write_text(yaml.safe_dump(doc, sort_keys=False))
-    assert _apply_manager(fleet, plan_stack(without, OUT / "multikueue" / "plans" / "fleet-without")) == [
-        f"deleted MultiKueueCluster {lost_name}"
-    ]
+    # 1. Before the lost worker is back: out of the manager's config, `pulumi up` of the manager. Destructive in
+    # review (its MultiKueueCluster and kubeconfig Secret go); the fleet's quota shrinks to the other worker's.
+    config = json.loads(json.dumps(fleet.configs["fleet"]))
+    workers = config["aiperf-kueue:multikueue"]["workers"]
+    config["aiperf-kueue:multikueue"]["workers"] = [w for w in workers if w["name"] != lost_name]
+    fleet.write_config("fleet", config)
+    assert fleet.up("fleet", "up fleet without the lost worker") == {
+        "delete": [f"multikueue-cluster-{lost_name}", f"multikueue-secret-{lost_name}"],
+        # The stack reference to the lost worker's stack: read, never deployed, so dropped from the state only.
+        "discard": [f"multikueue-{lost_name}"],
+        "update": ["multikueue-config-aiperf-fleet", "queues-cq-benchmarks"],
+    }
     # 2. The lost worker comes back; what MultiKueue left on it is deleted by its origin label.
-    lost.resume(fleet.kueue_configs[lost_name])
-    start_living(lost)
+    fleet.restart(lost_name)
     cleared = lost.kubectl("delete", "jobsets,workloads", "-A", "-l", ORIGIN_LABEL).stdout
     assert f'"{PROBE2}" deleted' in cleared, cleared
-    # 3. Added back: the manager's whole plan again.
-    assert _apply_manager(fleet, fleet.plans["manager"]) == []
+    # 3. Added back: the manager's whole config again, `pulumi up`.
+    fleet.write_config("fleet", fleet.configs["fleet"])
+    assert fleet.up("fleet", "up fleet with the worker back") == {
+        "create": [f"multikueue-cluster-{lost_name}", f"multikueue-secret-{lost_name}"],
+        "update": ["multikueue-config-aiperf-fleet", "queues-cq-benchmarks"],
+    }
     _wait(
         f"MultiKueueCluster {lost_name} Active again",
         lambda: _condition(_get(manager, "multikueuecluster", lost_name), "Active") == "True",
