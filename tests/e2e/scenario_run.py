@@ -45,7 +45,13 @@ from tests.e2e.living import (
     start_living,
     sync_fleet,
 )
-from tests.e2e.operator import install_aiperf_crds, resolve_to_loopback, start_operator, stop_operator
+from tests.e2e.operator import (
+    HEARTBEAT_EXPIRY_SECONDS,
+    install_aiperf_crds,
+    resolve_to_loopback,
+    start_operator,
+    stop_operator,
+)
 from tests.e2e.scenario import Scenario, Step
 from tests.e2e.stackrun import Plan, operator_env, plan_stack
 
@@ -56,9 +62,10 @@ JOB_LABEL = "aiperf-kueue/job"
 QUIET_SECONDS = 6.0
 FINAL_PHASES = frozenset({"Completed", "Failed", "Cancelled"})
 #: Seconds after its creation by which AIPerf 0.13.0's operator has looked at a job nothing pushes for: its heartbeat
-#: watchdog (every 10 s) runs the monitor that sets ``Queued`` once the creation is 30 s old (the default controller
-#: heartbeat expiry), plus a margin. A pending job still ``Pending`` younger than this is on its way.
-OPERATOR_LOOK_SECONDS = 45.0
+#: watchdog (every 10 s) runs the monitor that sets ``Queued`` once the creation is older than the controller heartbeat
+#: expiry (10 s as the harness runs the operator, :data:`tests.e2e.operator.HEARTBEAT_EXPIRY_SECONDS`; 30 s by
+#: default), plus a margin. A pending job still ``Pending`` younger than this is on its way.
+OPERATOR_LOOK_SECONDS = HEARTBEAT_EXPIRY_SECONDS + 15.0
 #: The record fields that say what Kueue and the operator did (the timing fields are left out of comparisons).
 RECORD_FIELDS = (
     "job", "namespace", "admitted", "clusterQueue", "flavors", "preemptedCount", "preemptionReason", "evictionReasons",
@@ -341,7 +348,7 @@ def run_scenario(
 
     ``operator_look_seconds``: how long a step waits for the operator to move a pending job from Pending to Queued
     (0: not at all, the phase of a pending job then depends on timing; the project's scenarios that assert no
-    phases save the ~30 s this costs)."""
+    phases save the ~20 s this costs)."""
     started = time.monotonic()
     records_dir = out / "scenarios" / scenario.name
     for old in records_dir.glob("*.json"):
