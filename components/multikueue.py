@@ -119,9 +119,6 @@ class MultiKueueWorkerArgs:
     kubeconfig comes from stack config, or is not exported)."""
 
 
-#: Kubernetes' token controller writes the token Secret's data: it is not this program's, and not drift.
-_CONTROLLER_DATA = pulumi.ResourceOptions(ignore_changes=["data"])
-
 
 class MultiKueueWorker(pulumi.ComponentResource):
     """The ServiceAccount, ClusterRole and ClusterRoleBinding the manager's Kueue works on this worker with, and,
@@ -146,16 +143,16 @@ class MultiKueueWorker(pulumi.ComponentResource):
         if args.token is not None:
             token = args.token
             # The provider waits until the token controller has filled a service-account-token Secret
-            # (pulumi-kubernetes' Secret awaiter), so its data comes back with the token and the CA.
+            # (pulumi-kubernetes' Secret awaiter), so its data comes back with the token and the CA. That data is the
+            # token controller's, not this program's, and not drift.
             secret = k8s.core.v1.Secret(
                 f"{name}-secret-{token.secret['metadata']['name']}",
                 metadata=token.secret["metadata"],
                 type=token.secret["type"],
-                opts=pulumi.ResourceOptions.merge(
-                    pulumi.ResourceOptions(
-                        parent=self, depends_on=[*args.after, *([account] if account is not None else [])]
-                    ),
-                    _CONTROLLER_DATA,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[*args.after, *([account] if account is not None else [])],
+                    ignore_changes=["data"],
                 ),
             )
             if token.offline:
@@ -172,7 +169,7 @@ MINTED_PLACEHOLDER = "[secret: minted by pulumi up from the worker's multikueue-
 
 def _minted(server: str, data: Any, where: str) -> str:
     try:
-        return minted_kubeconfig(server, dict(data) if data is not None else None)
+        return minted_kubeconfig(server, data)
     except ValueError as exc:
         raise pulumi.RunError(f"{where}: {exc}") from None
 

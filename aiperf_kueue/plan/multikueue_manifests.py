@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from aiperf_kueue.common import limits
@@ -158,7 +159,7 @@ def minted_kubeconfig(server: str, data: object) -> str:
     """The kubeconfig a worker's manager reaches it with: ``server``, and the CA and token the token controller
     wrote into :func:`worker_token_secret`'s ``data`` (base64, as the API returns a Secret's data). Raises
     ``ValueError`` naming the key, never a value, while the token is not there."""
-    if not isinstance(data, dict):
+    if not isinstance(data, Mapping):
         raise ValueError(f"the Secret {TOKEN_SECRET} has no data: the token controller has not filled it")
     for key in ("token", "ca.crt"):
         if not isinstance(data.get(key), str) or not data[key]:

@@ -145,6 +145,17 @@ class Engine:
         return json.loads(json.dumps(stack.export_stack().deployment))
 
 
+def step_recorder(steps: list[tuple[str, str]]) -> Callable[[auto.EngineEvent], None]:
+    """An ``on_event`` callback that appends each step's ``(op, resource name)`` to ``steps``, in the engine's order."""
+
+    def record(event: auto.EngineEvent) -> None:
+        if event.resource_pre_event:
+            meta = event.resource_pre_event.metadata
+            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
+
+    return record
+
+
 def cluster_config(cluster: LocalCluster) -> dict[str, str]:
     """``aiperf-kueue:cluster`` for the local cluster: its admin kubeconfig and its one context."""
     return {"kubeconfig": str(cluster.kubeconfig), "context": CONTEXT}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +19,7 @@ from pulumi import automation as auto
 from aiperf_kueue.review.destructive import destructive_changes
 from aiperf_kueue.review.resource_diff import resource_changes
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
-from tests.e2e.engine import CONTEXT, PROJECT, Engine, EngineRun, e2e_config, engine_run
+from tests.e2e.engine import CONTEXT, PROJECT, Engine, EngineRun, e2e_config, engine_run, step_recorder
 from tests.e2e.stackrun import plan_stack
 
 STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
@@ -79,17 +79,6 @@ def _edit(run: EngineRun, name: str, edit: Any, report: Report) -> dict[str, Any
         f"{sum(1 for k, v in before.items() if after.get(k) == v)} of {len(before)}"
     )
     return {"expected": expected, "previewed": previewed, "applied": applied, "before": before, "after": after}
-
-
-def _step_recorder(steps: list[tuple[str, str]]) -> Callable[[auto.EngineEvent], None]:
-    """An ``on_event`` callback that appends each step's ``(op, resource name)`` to ``steps``, in the engine's order."""
-
-    def record(event: auto.EngineEvent) -> None:
-        if event.resource_pre_event:
-            meta = event.resource_pre_event.metadata
-            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
-
-    return record
 
 
 def _names(urns: list[str]) -> list[str]:
@@ -232,7 +221,7 @@ def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
     before = uids()
     explicit["on"] = True
     steps: list[tuple[str, str]] = []
-    record = _step_recorder(steps)
+    record = step_recorder(steps)
     stack.preview(on_event=record, color="never")
     previewed = sorted(s for s in steps if s[0] != "same")
     # The explicit provider is created and the default one deleted; every object stays as it is ("same": the
@@ -339,7 +328,7 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
     uid = dev.cluster.get_json("namespace", namespace)["metadata"]["uid"]
     moved["on"] = True
     steps: list[tuple[str, str]] = []
-    record = _step_recorder(steps)
+    record = step_recorder(steps)
     assert stack.up(on_event=record, color="never").summary.result == "succeeded"
     changed = [s for s in steps if s[0] not in ("same", "refresh")]
     # The new binding exists before the old one goes; nothing orders the Role's delete against the old binding's.

@@ -36,7 +36,7 @@ from aiperf_kueue.upstream.kueue_kubeconfig import kubeconfig_problems
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster
 from tests.e2e.conftest import BUILD, DEFAULT_AIPERF_VENV, JOBSET_MODULE, KUEUE_MODULE, OUT, ClusterFactory
-from tests.e2e.engine import PROJECT, Engine, cluster_config, e2e_config
+from tests.e2e.engine import PROJECT, Engine, cluster_config, e2e_config, step_recorder
 from tests.e2e.living import pin_controller_namespaces, start_living, sync_fleet
 from tests.e2e.nodes import create_nodes, node_objects
 from tests.e2e.operator import resolve_to_loopback, start_operator, stop_operator
@@ -97,23 +97,20 @@ class Fleet:
         return path
 
     def up(self, stack: str, label: str) -> dict[str, list[str]]:
-        """``pulumi up`` of ``stack``; what it did, ``{op: sorted resource names}`` (the engine's own providers and
-        reads left out), and its time as ``seconds[label]``."""
+        """``pulumi up`` of ``stack``; what it did, ``{op: sorted resource names}`` (unchanged resources and reads
+        left out), and its time as ``seconds[label]``."""
         begun = time.monotonic()
         if stack not in self.stacks:
             self.stacks[stack] = self.engine.stack(stack, self.work)
-        steps: dict[str, set[str]] = {}
-
-        def record(event: auto.EngineEvent) -> None:
-            if event.resource_pre_event:
-                meta = event.resource_pre_event.metadata
-                if meta.op.value not in ("same", "read") and not meta.type.startswith("pulumi:providers:"):
-                    steps.setdefault(str(meta.op.value), set()).add(meta.urn.rsplit("::", 1)[1])
-
-        result = self.stacks[stack].up(color="never", on_event=record)
+        steps: list[tuple[str, str]] = []
+        result = self.stacks[stack].up(color="never", on_event=step_recorder(steps))
         assert result.summary.result == "succeeded", result.stderr
         self.seconds[label] = round(time.monotonic() - begun, 1)
-        return {op: sorted(names) for op, names in sorted(steps.items())}
+        changed: dict[str, set[str]] = {}
+        for op, name in steps:
+            if op not in ("same", "read"):
+                changed.setdefault(op, set()).add(name)
+        return {op: sorted(names) for op, names in sorted(changed.items())}
 
     def restart(self, role: str) -> None:
         """Bring a stopped cluster back as it was: its control plane, scheduler and kwok, its charts' controllers."""
