@@ -145,13 +145,16 @@ class Engine:
         return json.loads(json.dumps(stack.export_stack().deployment))
 
 
-def step_recorder(steps: list[tuple[str, str]]) -> Callable[[auto.EngineEvent], None]:
-    """An ``on_event`` callback that appends each step's ``(op, resource name)`` to ``steps``, in the engine's order."""
+def step_recorder(steps: list[tuple[str, str]], *, providers: bool = True) -> Callable[[auto.EngineEvent], None]:
+    """An ``on_event`` callback that appends each step's ``(op, resource name)`` to ``steps``, in the engine's order.
+    ``providers=False`` leaves out the providers' own steps (the dynamic providers' default one is updated on every
+    ``up``)."""
 
     def record(event: auto.EngineEvent) -> None:
         if event.resource_pre_event:
             meta = event.resource_pre_event.metadata
-            steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
+            if providers or not meta.type.startswith("pulumi:providers:"):
+                steps.append((str(meta.op.value), meta.urn.rsplit("::", 1)[1]))
 
     return record
 

@@ -97,13 +97,13 @@ class Fleet:
         return path
 
     def up(self, stack: str, label: str) -> dict[str, list[str]]:
-        """``pulumi up`` of ``stack``; what it did, ``{op: sorted resource names}`` (unchanged resources and reads
-        left out), and its time as ``seconds[label]``."""
+        """``pulumi up`` of ``stack``; what it did, ``{op: sorted resource names}`` (unchanged resources, reads
+        and the engine's providers left out), and its time as ``seconds[label]``."""
         begun = time.monotonic()
         if stack not in self.stacks:
             self.stacks[stack] = self.engine.stack(stack, self.work)
         steps: list[tuple[str, str]] = []
-        result = self.stacks[stack].up(color="never", on_event=step_recorder(steps))
+        result = self.stacks[stack].up(color="never", on_event=step_recorder(steps, providers=False))
         assert result.summary.result == "succeeded", result.stderr
         self.seconds[label] = round(time.monotonic() - begun, 1)
         changed: dict[str, set[str]] = {}
