@@ -15,10 +15,11 @@ ip link set lo up
 # A second address on lo, from TEST-NET-1 (RFC 5737), satisfies it. It is local: there is still no route, so every
 # non-loopback destination stays unreachable ("Network is unreachable").
 ip addr add 192.0.2.1/32 dev lo
-# The Service cluster IP range (kube-apiserver --service-cluster-ip-range) is local too: when the API server calls a
-# Service-backed webhook or APIService of a chart the program installed, it dials that Service's cluster IP, which
-# lands on loopback here, where the harness runs the controller bound to it. Nothing leaves the namespace.
-ip addr add 10.0.0.0/24 dev lo
+# The Service cluster IP ranges (each cluster's --service-cluster-ip-range, a 10.0.N.0/24) are local too: when the API
+# server calls a Service-backed webhook or APIService of a chart the program installed, it dials that Service's
+# cluster IP, which lands on loopback here, where the harness runs the controller bound to it. Nothing leaves the
+# namespace.
+ip addr add 10.0.0.0/16 dev lo
 # kwok's fake pod and node IPs (tests/e2e/living.py, TEST-NET-2 of RFC 5737) are local as well: a dial to a fake
 # pod is refused on loopback.
 ip addr add 198.51.100.0/24 dev lo

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -80,10 +81,30 @@ def _ephemeral_low() -> int:
 # Ports are handed out below the kernel's ephemeral range and never twice: a port from bind(0) is an ephemeral
 # one, and between the harness picking it and a controller binding it, any outgoing connection may take it (a fleet
 # cluster's Kueue lost its metrics port that way and exited). Each process starts at its own offset, so two
-# harness processes in one sandbox do not walk the same ports.
+# harness processes in one sandbox do not walk the same ports; `make e2e`'s two pytest-xdist workers (gw0, gw1) take
+# disjoint halves of the 16 offsets, so they never do.
 _PORT_LOCK = threading.Lock()
 _PORT_FLOOR = 10000
-_next_port = _PORT_FLOOR + (os.getpid() % 16) * 1000
+
+
+def _port_slot() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw") and worker[2:].isdigit():
+        return (int(worker[2:]) * 8 + os.getpid() % 8) % 16
+    return os.getpid() % 16
+
+
+_next_port = _PORT_FLOOR + _port_slot() * 1000
+# Each cluster gets a Service range of its own, 10.0.N.0/24 (the sandbox puts 10.0.0.0/16 on loopback): the charts'
+# controllers listen on their Services' cluster IPs, and two clusters that run at once (a fleet, or make e2e's two
+# workers) must not hand out the same one. N follows the port slot, so two workers never share one either.
+_service_ranges = itertools.count()
+
+
+def service_range() -> tuple[str, str]:
+    """``(CIDR, the kubernetes Service's IP)`` for the next cluster this process starts."""
+    n = (_port_slot() * 16 + next(_service_ranges) % 16) % 256
+    return f"10.0.{n}.0/24", f"10.0.{n}.1"
 
 
 def free_port() -> int:
@@ -202,7 +223,8 @@ class LocalCluster:
         itself (see :mod:`tests.e2e.charts`)."""
         self._require_sandbox()
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.pki = make_pki(self.dir / "pki")
+        self.service_cidr, service_ip = service_range()
+        self.pki = make_pki(self.dir / "pki", service_ip)
         self._write_kubeconfig()
         self._bring_up(kueue_manager_config, controllers=controllers)
 
@@ -419,7 +441,7 @@ class LocalCluster:
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={k.sa_pub}",
                 f"--service-account-signing-key-file={k.sa_key}",
-                "--service-cluster-ip-range=10.0.0.0/24",
+                f"--service-cluster-ip-range={self.service_cidr}",
                 "--authorization-mode=RBAC",
                 "--allow-privileged=true",
                 # The default `kubernetes` Endpoints would carry the host's address; nothing may dial it.

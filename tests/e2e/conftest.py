@@ -57,6 +57,9 @@ class Report:
         return {"versions": self.versions, "stacks": self.stacks, "checks": self.checks, "scenarios": self.scenarios}
 
 
+#: Where a pytest-xdist worker puts its part of the report for the controller (``workeroutput``).
+REPORT_KEY = "aiperf_kueue_report"
+
 REPORT = Report(
     versions={
         "kubernetes": BUILD.KUBERNETES,
@@ -76,11 +79,19 @@ def pytest_configure(config: pytest.Config) -> None:
     install_trap()
 
 
+#: Test files run first, longest first: ``make e2e``'s two workers (``--dist loadscope --no-loadscope-reorder``)
+#: take whole files in this order, so the scenarios (one after another on one worker, never two living clusters of
+#: them at once) start at once beside the rest, and no long file is left for the end.
+FIRST = ("test_scenarios.py", "test_bench_smoke.py", "test_multikueue_e2e.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything under tests/e2e is an e2e test."""
+    """Everything under tests/e2e is an e2e test; the files of :data:`FIRST` go first (a stable sort: each file's
+    tests stay together and in order)."""
     for item in items:
         if "/e2e/" in str(item.path):
             item.add_marker(pytest.mark.e2e)
+    items.sort(key=lambda item: FIRST.index(item.path.name) if item.path.name in FIRST else len(FIRST))
 
 
 @pytest.fixture(scope="session")
@@ -187,15 +198,27 @@ class ClusterHandle:
 
 
 @pytest.fixture(scope="module")
-def e2e_cluster(new_cluster: ClusterFactory) -> ClusterHandle:
-    """One running cluster shared by a module's tests."""
-    return ClusterHandle(new_cluster("shared"))
+def e2e_cluster(request: pytest.FixtureRequest, new_cluster: ClusterFactory) -> ClusterHandle:
+    """One running cluster shared by a module's tests, named after the module (two modules may run at once)."""
+    return ClusterHandle(new_cluster(f"shared-{request.module.__name__.rsplit('.', 1)[-1]}"))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write out/e2e/report.json."""
+    """Write out/e2e/report.json; a pytest-xdist worker hands its part of the report to the controller instead."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[REPORT_KEY] = json.dumps(REPORT.as_dict())
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "report.json").write_text(json.dumps(REPORT.as_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist, on the controller: merge a finished worker's part of the report (each stack, check and
+    scenario is run by one worker only)."""
+    part = json.loads(getattr(node, "workeroutput", {}).get(REPORT_KEY, "{}"))
+    for key in ("stacks", "checks", "scenarios"):
+        getattr(REPORT, key).update(part.get(key, {}))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

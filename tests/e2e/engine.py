@@ -293,9 +293,11 @@ def engine_run(
             sync_fleet(cluster, stack_file)
         else:
             create_nodes(cluster, node_objects(declared_pools(stack_file)))
-        engine = Engine(binaries, OUT / "engine" / name, cluster.kubeconfig, provider_version)
+        # Named after the cluster, which is unique across the suite, not after the stack: several test files deploy a
+        # stack called dev, and make e2e's two workers may run two of them at once.
+        engine = Engine(binaries, OUT / "engine" / cluster.dir.name, cluster.kubeconfig, provider_version)
         work = engine.project_dir(name, config)
-        plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / name)
+        plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / cluster.dir.name)
         stack = engine.stack(name, work)
         with ChartControllers(cluster, delay_start=delay_start, ready_early=ready_early) as controllers:
             yield EngineRun(name, cluster, engine, work, stack, controllers, plan, config)

@@ -8,11 +8,12 @@ from the benchmark's controller pod (``aiperf/operator/handlers/completion.py``,
 among the files, it stores them under its results directory, deletes the JobSet (and so its Workload and pods) and
 sets the AIPerfJob ``Completed``. Without an answer it retries, and the job stays ``Running``.
 
-**What is faked, and nothing else.** :class:`ResultsServer` answers those three calls on 127.0.0.1:9091 (the
-sandbox's loopback) for one controller at a time it was told about, and 404 to everything else (progress, workers,
-server metrics, shutdown: the operator treats those as a controller that does not answer). A controller's name
-resolves (the sandbox's private ``/etc/hosts``) only from the moment the harness has recorded every pod of its
-JobSet Succeeded: before that the operator finds no controller, exactly as before. The files say what they are: no
+**What is faked, and nothing else.** :class:`ResultsServer` answers those three calls on port 9091 of a loopback
+address of its own (``127.0.1.N``: two scenarios may run at once) for the controllers it was told about, and 404 to
+everything else (progress, workers, server metrics, shutdown: the operator treats those as a controller that does not
+answer). A controller's name resolves (in the operator's own ``/etc/hosts``, :func:`tests.e2e.operator.operator_hosts`)
+only from the moment the harness has recorded every pod of its JobSet Succeeded: before that the operator finds no
+controller, exactly as before. The files say what they are: no
 request was sent (``request_count`` 0, no error counter), so the operator's error-rate check has nothing to fail on,
 and the JSON names this module. The operator's own code decides the rest (its retries, the JobSet's deletion, the
 phase), unchanged.
@@ -20,13 +21,15 @@ phase), unchanged.
 
 from __future__ import annotations
 
+import errno
 import json
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.e2e.operator import resolve_to_loopback
+from tests.e2e.cluster import LocalCluster
+from tests.e2e.operator import resolve_for_operator
 
 #: AIPerf 0.13.0's ``K8sEnvironment.PORTS.API_SERVICE``: where the operator calls a benchmark's controller.
 API_PORT = 9091
@@ -88,11 +91,25 @@ class _Server(ThreadingHTTPServer):
     lock: threading.Lock
 
 
-class ResultsServer:
-    """The results API of every controller :meth:`finished` named, on 127.0.0.1:9091, while the ``with`` block runs."""
+def _bind_free_address() -> _Server:
+    """The results server on port 9091 (the operator dials that port) of the first loopback address free."""
+    for last in range(1, 255):
+        try:
+            return _Server((f"127.0.1.{last}", API_PORT), _Handler)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+    raise RuntimeError(f"no free 127.0.1.N address for port {API_PORT}")
 
-    def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", API_PORT), _Handler)
+
+class ResultsServer:
+    """The results API of every controller :meth:`finished` named, for ``cluster``'s operator, on port 9091 of the
+    first free ``127.0.1.N``, while the ``with`` block runs."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self._cluster = cluster
+        self._server = _bind_free_address()
+        self.address: str = self._server.server_address[0]
         self._server.hosts, self._server.served, self._server.lock = set(), [], threading.Lock()
         self._thread = threading.Thread(target=self._server.serve_forever, name="results-server", daemon=True)
 
@@ -111,7 +128,7 @@ class ResultsServer:
         if host in self._server.hosts:
             return
         self._server.hosts.add(host)
-        resolve_to_loopback([f"http://{host}:{API_PORT}/"])
+        resolve_for_operator(self._cluster, host, self.address)
 
     @property
     def served(self) -> list[str]:

@@ -11,6 +11,7 @@ maps each endpoint host to 127.0.0.1, where nothing listens (the probe then only
 
 from __future__ import annotations
 
+import fcntl
 import os
 import urllib.parse
 from collections.abc import Iterable, Mapping
@@ -44,18 +45,48 @@ def install_aiperf_crds(cluster: LocalCluster) -> None:
     )
 
 
-def resolve_to_loopback(urls: Iterable[str]) -> None:
-    """Map every URL's host to 127.0.0.1 in the sandbox's private /etc/hosts (never the host's: see cluster.py)."""
+def _sandboxed() -> bool:
+    return os.environ.get("AIPERF_KUEUE_E2E_SANDBOX") == "1"
+
+
+def _add_hosts(path: Path, address: str, hosts: Iterable[str]) -> None:
+    """Append ``address host`` for each host not in ``path`` yet, under an exclusive lock: ``make e2e``'s two workers
+    share the sandbox's /etc/hosts. Written in place (never replaced), so a bind mount of the file sees it."""
+    with path.open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        text = handle.read()
+        known = set(text.split())
+        new = [h for h in hosts if h not in known]
+        if new:
+            handle.write(("" if not text or text.endswith("\n") else "\n") + "".join(f"{address} {h}\n" for h in new))
+
+
+def resolve_to_loopback(urls: Iterable[str], cluster: LocalCluster | None = None) -> None:
+    """Map every URL's host to 127.0.0.1 in the sandbox's private /etc/hosts (never the host's: see cluster.py), and
+    in ``cluster``'s operator's own copy of it when that operator runs already (:func:`operator_hosts`)."""
     hosts = sorted({urllib.parse.urlsplit(u).hostname or "" for u in urls} - {"", "localhost", "127.0.0.1"})
     if not hosts:
         return
-    if os.environ.get("AIPERF_KUEUE_E2E_SANDBOX") != "1":
+    if not _sandboxed():
         raise RuntimeError("refusing to edit /etc/hosts outside the e2e sandbox")
-    text = HOSTS.read_text() if HOSTS.exists() else ""
-    known = set(text.split())
-    new = [h for h in hosts if h not in known]
-    if new:
-        HOSTS.write_text(text.rstrip("\n") + "\n" + "".join(f"127.0.0.1 {h}\n" for h in new))
+    _add_hosts(HOSTS, "127.0.0.1", hosts)
+    if cluster is not None and operator_hosts(cluster).exists():
+        _add_hosts(operator_hosts(cluster), "127.0.0.1", hosts)
+
+
+def operator_hosts(cluster: LocalCluster) -> Path:
+    """The operator's own /etc/hosts: the sandbox's, plus names only this cluster's operator resolves (a finished
+    benchmark's controller, :mod:`tests.e2e.fake_controller`). Two scenarios that run at once (``make e2e``'s two
+    workers) may have a controller of the same name, each answered by its own fake at its own address."""
+    return cluster.dir / "operator-hosts"
+
+
+def resolve_for_operator(cluster: LocalCluster, host: str, address: str) -> None:
+    """Map ``host`` to ``address`` for ``cluster``'s operator only."""
+    if not _sandboxed():
+        raise RuntimeError("refusing to edit an operator's hosts outside the e2e sandbox")
+    _add_hosts(operator_hosts(cluster), address, [host])
 
 
 #: The controller heartbeat settings the operator runs with here (AIPerf 0.13.0 ``K8sEnvironment.CONTROLLER_HEARTBEAT``,
@@ -88,14 +119,25 @@ def start_operator(cluster: LocalCluster, venv: Path, env: Mapping[str, str], wo
         "AIPERF_K8S_CONTROLLER_HEARTBEAT_EXPIRY_SECONDS": str(HEARTBEAT_EXPIRY_SECONDS),
         "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}",
     }
-    proc = cluster._spawn(
-        "aiperf-operator",
-        [
-            kopf, "run", "-m", "aiperf.operator.main", "--all-namespaces", "--standalone",
-            f"--liveness=http://127.0.0.1:{port}/healthz",
-        ],
-        env=proc_env,
-    )
+    argv: list[str | Path] = [
+        kopf, "run", "-m", "aiperf.operator.main", "--all-namespaces", "--standalone",
+        f"--liveness=http://127.0.0.1:{port}/healthz",
+    ]
+    if _sandboxed():
+        # Its own mount namespace, where /etc/hosts is operator_hosts(cluster): the sandbox's entries, then this
+        # cluster's own (kept across a restart of the operator).
+        hosts = operator_hosts(cluster)
+        _add_hosts(hosts, "127.0.0.1", [])
+        mine = hosts.read_text()
+        with HOSTS.open() as shared:
+            fcntl.flock(shared, fcntl.LOCK_SH)
+            base = shared.read()
+        hosts.write_text(base + ("" if base.endswith("\n") or not base else "\n") + mine)
+        argv = [
+            "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+            'mount --bind "$1" /etc/hosts && shift && exec "$@"', "sh", hosts, *argv,
+        ]
+    proc = cluster._spawn("aiperf-operator", argv, env=proc_env)
     cluster._wait_http(proc, f"http://127.0.0.1:{port}/healthz", tls=False, timeout=120)
     return proc
 
@@ -107,4 +149,7 @@ def stop_operator(cluster: LocalCluster) -> None:
         proc.stop()
 
 
-__all__ = ["_deadline_loop", "aiperf_crds", "install_aiperf_crds", "resolve_to_loopback", "start_operator"]
+__all__ = [
+    "_deadline_loop", "aiperf_crds", "install_aiperf_crds", "operator_hosts", "resolve_for_operator",
+    "resolve_to_loopback", "start_operator",
+]

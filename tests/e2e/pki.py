@@ -60,8 +60,9 @@ class Pki:
         return self.ca_crt.read_bytes()
 
 
-def make_pki(directory: Path) -> Pki:
-    """Write a fresh CA and every certificate the cluster needs into ``directory``."""
+def make_pki(directory: Path, service_ip: str = "10.0.0.1") -> Pki:
+    """Write a fresh CA and every certificate the cluster needs into ``directory`` (``service_ip``: the
+    ``kubernetes`` Service's, the first of the cluster's Service range)."""
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
     ca_key = _key()
@@ -127,7 +128,7 @@ def make_pki(directory: Path) -> Pki:
     api_crt, api_key = leaf(
         "kube-apiserver",
         dns=("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"),
-        ips=("127.0.0.1", "10.0.0.1"),
+        ips=("127.0.0.1", service_ip),
         server=True,
     )
     admin_crt, admin_key = leaf("aiperf-kueue-e2e-admin", org="system:masters", server=False)

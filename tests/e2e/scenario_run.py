@@ -368,7 +368,7 @@ def run_scenario(
         pin_controller_namespaces(cluster, controller_namespaces(scenario.steps[0].stack))
         engine = Engine(binaries, out / "engine" / stack, cluster.kubeconfig, provider_version)
         phases = PhaseWatch(cluster.kubeconfig)
-        results = ResultsServer()
+        results = ResultsServer(cluster)
         observer = Observer(cluster, phases, operator_look_seconds, results)
         operator_env_now: dict[str, str] | None = None
         with (
@@ -384,7 +384,9 @@ def run_scenario(
                     plan = plan_stack(step.stack, out / "scenario-plans" / scenario.name / step.name)
                     fleet = sync_fleet(cluster, step.stack)
                     jobs = _jobs_of(plan)
-                    resolve_to_loopback(u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", []))
+                    resolve_to_loopback(
+                        (u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", [])), cluster
+                    )
                     env = operator_env(plan)
                     if env != operator_env_now:
                         stop_operator(cluster)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
+from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, ROOT, ClusterFactory, Report
 from tests.e2e.engine import PROJECT, EngineRun, e2e_config, engine_run
 
 STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
@@ -103,7 +103,7 @@ def test_a_gate_written_by_the_old_module_path_still_deletes(gated: EngineRun, r
             for side in ("inputs", "outputs"):
                 if "__provider" in (resource.get(side) or {}):
                     resource[side]["__provider"] = OLD_STATE_PROVIDER
-    state_file = OUT / "engine" / "gate" / "old-provider-state.json"
+    state_file = gated.engine.dir / "old-provider-state.json"
     state_file.write_text(json.dumps({"version": 3, "deployment": deployment}))
     gated.engine.cli("stack", "import", "--file", str(state_file), "--stack", "gate", cwd=gated.work)
     assert set(_provider_blobs(gated)) == {OLD_STATE_PROVIDER}
