@@ -95,16 +95,23 @@ e2e-build:
 # The suite runs inside e2e/sandbox.sh: a private network, mount and PID namespace (loopback only, /etc overlay).
 # SCENARIOS="dir ...": only those scenarios, each on a fresh living cluster, checked first (a malformed one exits 2
 # with one line before any cluster starts); without it, the whole suite with the project's own scenarios.
-# Two pytest-xdist workers, each taking a whole test file at a time (the scenarios, one file, run one after another
-# on one worker, beside the rest): most of the suite's time is spent waiting on the clusters (settles, Kueue's
-# timeouts, fake run times), so two share the 2 cores well. E2E_WORKERS= (empty) runs it in one process.
+# Everything but the scenarios on two pytest-xdist workers, each taking a whole test file at a time: most of that
+# time is spent waiting on the clusters and the engine, so two share the 2 cores well (E2E_WORKERS= runs it in one
+# process). Then the scenarios, one after another and alone: run beside other work, 0.13.0's operator sometimes loses
+# a phase to its own status-write conflicts (docs/e2e.md). Both parts always run; either failing fails make e2e.
 E2E_WORKERS ?= -n 2 --dist loadscope --no-loadscope-reorder
 e2e: setup upstream oracle e2e-build
 ifneq ($(strip $(SCENARIOS)),)
 	$(BIN)/python -m tests.e2e.scenario $(SCENARIOS)
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_SCENARIOS="$(SCENARIOS)" e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) tests/e2e/test_scenarios.py
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/test_scenarios.py
 else
+	status=0; \
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) --durations=25 tests/e2e
+		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) --durations=25 \
+		--ignore=tests/e2e/test_scenarios.py tests/e2e || status=$$?; \
+	echo "==> the scenarios, one after another, alone on the machine"; \
+	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_REPORT_MERGE=1 e2e/sandbox.sh \
+		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 tests/e2e/test_scenarios.py || status=$$?; \
+	exit $$status
 endif

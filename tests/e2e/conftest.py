@@ -80,8 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Test files run first, longest first: ``make e2e``'s two workers (``--dist loadscope --no-loadscope-reorder``)
-#: take whole files in this order, so the scenarios (one after another on one worker, never two living clusters of
-#: them at once) start at once beside the rest, and no long file is left for the end.
+#: take whole files in this order, so no long file is left for the end (the scenarios run on their own afterwards).
 FIRST = ("test_scenarios.py", "test_bench_smoke.py", "test_multikueue_e2e.py")
 
 
@@ -210,7 +209,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         workeroutput[REPORT_KEY] = json.dumps(REPORT.as_dict())
         return
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "report.json").write_text(json.dumps(REPORT.as_dict(), indent=2, sort_keys=True) + "\n")
+    path = OUT / "report.json"
+    if os.environ.get("AIPERF_KUEUE_E2E_REPORT_MERGE") == "1" and path.is_file():
+        # make e2e's second part (the scenarios): the first part's records stay, and the summary shows both.
+        earlier = json.loads(path.read_text())
+        for key in ("stacks", "checks", "scenarios"):
+            mine = getattr(REPORT, key)
+            mine.update({k: v for k, v in earlier.get(key, {}).items() if k not in mine})
+    path.write_text(json.dumps(REPORT.as_dict(), indent=2, sort_keys=True) + "\n")
 
 
 def pytest_testnodedown(node: Any, error: object) -> None:
