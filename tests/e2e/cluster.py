@@ -94,7 +94,8 @@ def _port_slot() -> int:
     return os.getpid() % 16
 
 
-_next_port = _PORT_FLOOR + _port_slot() * 1000
+_SLOT = _port_slot()
+_next_port = _PORT_FLOOR + _SLOT * 1000
 # Each cluster gets a Service range of its own, 10.0.N.0/24 (the sandbox puts 10.0.0.0/16 on loopback): the charts'
 # controllers listen on their Services' cluster IPs, and two clusters that run at once (a fleet, or make e2e's two
 # workers) must not hand out the same one. N follows the port slot, so two workers never share one either.
@@ -103,7 +104,7 @@ _service_ranges = itertools.count()
 
 def service_range() -> tuple[str, str]:
     """``(CIDR, the kubernetes Service's IP)`` for the next cluster this process starts."""
-    n = (_port_slot() * 16 + next(_service_ranges) % 16) % 256
+    n = (_SLOT * 16 + next(_service_ranges) % 16) % 256
     return f"10.0.{n}.0/24", f"10.0.{n}.1"
 
 

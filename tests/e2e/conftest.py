@@ -56,6 +56,13 @@ class Report:
         """JSON form."""
         return {"versions": self.versions, "stacks": self.stacks, "checks": self.checks, "scenarios": self.scenarios}
 
+    def add_missing(self, part: dict[str, Any]) -> None:
+        """Take the stacks, checks and scenarios of another run's report (:meth:`as_dict`) that this one lacks: a
+        pytest-xdist worker's, or make e2e's first part's."""
+        for key in ("stacks", "checks", "scenarios"):
+            mine = getattr(self, key)
+            mine.update({k: v for k, v in part.get(key, {}).items() if k not in mine})
+
 
 #: Where a pytest-xdist worker puts its part of the report for the controller (``workeroutput``).
 REPORT_KEY = "aiperf_kueue_report"
@@ -81,7 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 #: Test files run first, longest first: ``make e2e``'s two workers (``--dist loadscope --no-loadscope-reorder``)
 #: take whole files in this order, so no long file is left for the end (the scenarios run on their own afterwards).
-FIRST = ("test_scenarios.py", "test_bench_smoke.py", "test_multikueue_e2e.py")
+FIRST = ("test_bench_smoke.py", "test_multikueue_e2e.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -212,19 +219,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path = OUT / "report.json"
     if os.environ.get("AIPERF_KUEUE_E2E_REPORT_MERGE") == "1" and path.is_file():
         # make e2e's second part (the scenarios): the first part's records stay, and the summary shows both.
-        earlier = json.loads(path.read_text())
-        for key in ("stacks", "checks", "scenarios"):
-            mine = getattr(REPORT, key)
-            mine.update({k: v for k, v in earlier.get(key, {}).items() if k not in mine})
+        REPORT.add_missing(json.loads(path.read_text()))
     path.write_text(json.dumps(REPORT.as_dict(), indent=2, sort_keys=True) + "\n")
 
 
 def pytest_testnodedown(node: Any, error: object) -> None:
     """pytest-xdist, on the controller: merge a finished worker's part of the report (each stack, check and
     scenario is run by one worker only)."""
-    part = json.loads(getattr(node, "workeroutput", {}).get(REPORT_KEY, "{}"))
-    for key in ("stacks", "checks", "scenarios"):
-        getattr(REPORT, key).update(part.get(key, {}))
+    REPORT.add_missing(json.loads(getattr(node, "workeroutput", {}).get(REPORT_KEY, "{}")))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

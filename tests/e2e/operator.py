@@ -127,12 +127,12 @@ def start_operator(cluster: LocalCluster, venv: Path, env: Mapping[str, str], wo
         # Its own mount namespace, where /etc/hosts is operator_hosts(cluster): the sandbox's entries, then this
         # cluster's own (kept across a restart of the operator).
         hosts = operator_hosts(cluster)
-        _add_hosts(hosts, "127.0.0.1", [])
-        mine = hosts.read_text()
         with HOSTS.open() as shared:
             fcntl.flock(shared, fcntl.LOCK_SH)
-            base = shared.read()
-        hosts.write_text(base + ("" if base.endswith("\n") or not base else "\n") + mine)
+            base = shared.read().splitlines()
+        # A restart keeps the cluster's own lines, once each, after the sandbox's.
+        own = [line for line in (hosts.read_text().splitlines() if hosts.exists() else []) if line not in base]
+        hosts.write_text("".join(f"{line}\n" for line in [*base, *own]))
         argv = [
             "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
             'mount --bind "$1" /etc/hosts && shift && exec "$@"', "sh", hosts, *argv,
