@@ -144,16 +144,22 @@ def main() -> None:
             )
             pulumi.export(KUBECONFIG_OUTPUT, exported)
 
-    queues = KueueQueues(
-        "queues",
-        KueueQueuesArgs(
-            flavors=[manifests.resource_flavor(p, target) for p in config.inventory.pools],
-            cohorts=[manifests.cohort(name, plan, config.queues) for name in plan.cohorts],
-            cluster_queues=cluster_queues,
-            after=queues_after,
-        ),
-        on_cluster,
+    # An installs-only stack (no `queues`) declares no flavor either: the fleet stack of the same cluster does.
+    queues = (
+        None
+        if config.installs_only
+        else KueueQueues(
+            "queues",
+            KueueQueuesArgs(
+                flavors=[manifests.resource_flavor(p, target) for p in config.inventory.pools],
+                cohorts=[manifests.cohort(name, plan, config.queues) for name in plan.cohorts],
+                cluster_queues=cluster_queues,
+                after=queues_after,
+            ),
+            on_cluster,
+        )
     )
+    cluster_queue_names = [cq.name for cq in config.queues.cluster_queues]
 
     namespace_names = [ns.name for cq in config.queues.cluster_queues for ns in cq.namespaces]
     priority_classes = (
@@ -161,7 +167,7 @@ def main() -> None:
             "priorities",
             PriorityClassesArgs(
                 classes=[manifests.workload_priority_class(pc, target) for pc in config.priority_classes],
-                after=[*gate, *queues.cluster_queues.values()],
+                after=[*gate, *(queues.cluster_queues.values() if queues else ())],
             ),
             on_cluster,
         ).classes
@@ -209,10 +215,16 @@ def main() -> None:
     operator_fullname = installs.operator_fullname(config.operator)
     service_accounts = operator_objects.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
     job_manifests = stack.aiperf_jobs(loaded.secret_placeholders)
-    access = BenchmarkAccess(
-        "benchmark-access",
-        BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(operator_fullname)),
-        on_cluster,
+    # The benchmark pods' ClusterRole goes with the namespaces that bind it: in the fleet stack, not an installs-only
+    # one.
+    access = (
+        None
+        if config.installs_only
+        else BenchmarkAccess(
+            "benchmark-access",
+            BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(operator_fullname)),
+            on_cluster,
+        )
     )
 
     def job_resource(admission: JobAdmission, manifest: manifests.Manifest) -> JobResource:
@@ -230,6 +242,10 @@ def main() -> None:
 
     async def register_namespaces(names: set[str]) -> None:
         """Register the benchmark namespaces in ``names``, in config order, a batch at a time."""
+        if not names:
+            return
+        # Only a stack with queues has namespaces, and it declares both of these.
+        assert queues is not None and access is not None
         for cq in config.queues.cluster_queues:
             for ns in cq.namespaces:
                 if ns.name not in names:
@@ -299,7 +315,7 @@ def main() -> None:
     pulumi.export(
         "kubectl",
         {
-            "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in queues.cluster_queue_names},
+            "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in cluster_queue_names},
             "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespace_names},
             "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespace_names},
             # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
@@ -309,7 +325,7 @@ def main() -> None:
             "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespace_names},
             "preemption": {
                 cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'"
-                for cq in queues.cluster_queue_names
+                for cq in cluster_queue_names
             },
             "priorityClasses": "kubectl get workloadpriorityclasses",
             "kueueReady": (

@@ -122,6 +122,13 @@ def write_plan(result: PlanResult, out: Path | None) -> Path:
     return target
 
 
+#: What ``plan`` says of a stack that leaves ``queues`` out.
+INSTALLS_ONLY = (
+    "Queues: none, installs only (aiperf-kueue:queues left out): no flavor, ClusterQueue, namespace or job here;\n"
+    "  the fleet stack of this cluster declares them, with kueue.install and jobset.install false (docs/scale.md)"
+)
+
+
 def print_plan(result: PlanResult, target: Path) -> None:
     """The console text of ``plan``."""
     name, source, records, outputs, plan_data, files = (
@@ -143,9 +150,14 @@ def print_plan(result: PlanResult, target: Path) -> None:
     print(f"\nResources ({len(records)}):")
     for line in report.tree(records):
         print(f"  {line}")
-    print("\nQuotas (nominalQuota per ClusterQueue and flavor, and its share of the pool):")
-    for line in report.quota_table(plan_data["quotas"], plan_data["pools"], plan_data["shares"]):
-        print(f"  {line}")
+    # No ClusterQueue only when `queues` is left out (a stack with queues has at least one): installs only.
+    installs_only = not plan_data["quotas"]
+    if installs_only:
+        print(f"\n{INSTALLS_ONLY}")
+    else:
+        print("\nQuotas (nominalQuota per ClusterQueue and flavor, and its share of the pool):")
+        for line in report.quota_table(plan_data["quotas"], plan_data["pools"], plan_data["shares"]):
+            print(f"  {line}")
     tree = report.cohort_lines(plan_data.get("cohorts"))
     if tree:
         print("\nCohort tree (subtree: a Cohort's own nominalQuota + what its members lend up; reach: the most a")
@@ -179,13 +191,14 @@ def print_plan(result: PlanResult, target: Path) -> None:
     if boundary:
         print(f"\nFrom Kueue <= 0.19 to {kueue.get('version')} (v1beta1 is no longer served), before pulumi up:")
         print("\n".join(f"  {i}. {step}" for i, step in enumerate(boundary, 1)))
-    preflight = plan_data["preflight"]
-    print(f'\nAIPerf preflight "Kueue Queue" ({len(preflight)} submissions into this stack\'s cluster):')
-    for line in submissions.preflight_lines(preflight):
-        print(f"  {line}")
-    print("\nSubmit from the CLI (append the benchmark's flags: --url, --model, ...):")
-    for line in submissions.cli_lines(plan_data["aiperfCli"]):
-        print(f"  {line}")
+    if not installs_only:
+        preflight = plan_data["preflight"]
+        print(f'\nAIPerf preflight "Kueue Queue" ({len(preflight)} submissions into this stack\'s cluster):')
+        for line in submissions.preflight_lines(preflight):
+            print(f"  {line}")
+        print("\nSubmit from the CLI (append the benchmark's flags: --url, --model, ...):")
+        for line in submissions.cli_lines(plan_data["aiperfCli"]):
+            print(f"  {line}")
     print(f"\nWarnings ({len(result.warnings)}):" if result.warnings else "\nWarnings: none")
     for warning in result.warnings:
         print(f"  - {warning}")

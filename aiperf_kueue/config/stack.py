@@ -30,8 +30,12 @@ class StackConfig(Model):
     inventory: Inventory
     """``aiperf-kueue:inventory``: node pools (required)."""
 
-    queues: Queues
-    """``aiperf-kueue:queues``: a cohort or a Cohort tree, and the ClusterQueues (required)."""
+    queues: Queues = Field(default_factory=lambda: Queues.model_construct(cluster_queues=[]))
+    """``aiperf-kueue:queues``: a cohort or a Cohort tree, and the ClusterQueues. Left out, the stack is
+    *installs only*: it installs Kueue, JobSet and the operator and declares no flavor, queue, namespace,
+    priority class or job, which a *fleet stack* of the same cluster (``install: false``) declares. Big
+    fleets split so: the charts' CRDs then stay out of every checkpoint of the fleet's ``pulumi up``
+    (docs/scale.md)."""
 
     jobset: JobSetConfig = Field(default_factory=JobSetConfig)
     """``aiperf-kueue:jobset``: the JobSet install (default: chart 0.12.0 in ``jobset-system``)."""
@@ -57,6 +61,12 @@ class StackConfig(Model):
     """``aiperf-kueue:warnings``: ``allow`` (default) prints the plan's warnings and goes on;
     ``error`` makes each one a config error (``plan`` exits 2, ``pulumi up`` registers nothing),
     for stacks whose pull requests must stay warning-free."""
+
+
+    @property
+    def installs_only(self) -> bool:
+        """Whether ``queues`` is left out: the stack installs, and declares nothing that queues work."""
+        return "queues" not in self.model_fields_set
 
 
 #: The config keys, as written in stack files (without the ``aiperf-kueue:`` prefix).

@@ -158,9 +158,30 @@ def parse_config(values: Mapping[str, Any], source: str) -> StackConfig:
     except ValidationError as exc:
         problems += [_named(_problem(err), tuple(err["loc"]), known) for err in exc.errors()]
         raise ConfigError(source, problems) from None
+    problems += installs_only_problems(config)
     if problems:
         raise ConfigError(source, problems)
     return config
+
+
+def installs_only_problems(config: StackConfig) -> list[Problem]:
+    """What an installs-only stack (``queues`` left out) cannot declare: everything that needs a queue."""
+    if not config.installs_only:
+        return []
+    fix = "declare it in the fleet stack of this cluster (kueue.install: false), or set queues here"
+    declared: tuple[tuple[str, list[Any]], ...] = (
+        ("jobs", config.jobs),
+        ("sweeps", config.sweeps),
+        ("priorityClasses", config.priority_classes),
+    )
+    found = [
+        Problem(key, f"{len(items)} declared, but this stack sets no queues (installs only); {fix}")
+        for key, items in declared
+        if items
+    ]
+    if config.multikueue is not None and config.multikueue.role == "manager":
+        found.append(Problem("multikueue", f"a manager queues the fleet's work, but this stack sets no queues; {fix}"))
+    return found
 
 
 def _named(problem: Problem, loc: tuple[Any, ...], values: Mapping[str, Any]) -> Problem:

@@ -373,17 +373,21 @@ def bench_size(
     return out
 
 
-def _one_namespace_edit(run: EngineRun, cluster: LocalCluster, namespaces: int) -> dict[str, Any]:
+def _one_namespace_edit(
+    run: EngineRun, cluster: LocalCluster, namespaces: int, *, charts_elsewhere: bool = False
+) -> dict[str, Any]:
     """Issue 27's one-namespace edit on the stack ``run`` holds: one more benchmark namespace (its Namespace,
     LocalQueue and RoleBinding). First ``kubectl apply --server-side`` of exactly that namespace's objects from
     the offline plan, then the namespace deleted, then ``pulumi preview`` and ``pulumi up`` (checkpoints on) of the
-    edited stack file, as a user runs them."""
-    name = f"bench-{namespaces}-edit"
+    edited stack file, as a user runs them. ``charts_elsewhere``: the stack is :func:`bench_split`'s fleet stack."""
+    name = f"{'split' if charts_elsewhere else 'bench'}-{namespaces}-edit"
     edited = e2e_config(
         write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces + 1)),
         KUEUE_MODULE,
         JOBSET_MODULE,
     )
+    if charts_elsewhere:
+        edited = installed_elsewhere(edited)
     _, plan = timed_plan(write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", edited), BENCH / "plans" / name)
     edited = {f"{PROJECT}:cluster": cluster_config(cluster), **edited}
     added = f"bench-{namespaces:05d}"
@@ -437,6 +441,76 @@ def _finish_size(out: dict[str, Any]) -> None:
     )
 
 
+def installed_elsewhere(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with Kueue and JobSet installed by another stack (``install: false``, no chart): the fleet half of
+    the two-stack layout :func:`bench_split` measures."""
+    out = dict(config)
+    for key in ("kueue", "jobset"):
+        section = {k: v for k, v in (out.get(f"{PROJECT}:{key}") or {}).items() if k != "chart"}
+        out[f"{PROJECT}:{key}"] = {**section, "install": False}
+    return out
+
+
+def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float) -> dict[str, Any]:
+    """The two-stack layout (issue 27's "CRDs out of the per-step state", measured): on one fresh cluster, the
+    *platform* stack (installs only: the size's config with ``queues``, ``jobs`` and ``priorityClasses`` left out) is
+    ``pulumi up``-ed; then ``kubectl apply`` of the fleet's plan, the namespaces deleted; then the *fleet* stack (the
+    size's config with ``install: false`` for Kueue and JobSet, so its state holds no chart) ``pulumi up``-ed as users
+    run it, checkpoints on; its no-change preview and the one-namespace edit. Same fleet, same objects as
+    :func:`bench_size`'s checkpointed ``up``."""
+    name = f"split-{namespaces}"
+    full_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces))
+    full = e2e_config(full_file, KUEUE_MODULE, JOBSET_MODULE)
+    queue_keys = {f"{PROJECT}:{k}" for k in ("queues", "jobs", "sweeps", "priorityClasses")}
+    platform = {k: v for k, v in full.items() if k not in queue_keys}
+    # The priority classes are the fleet's, so the operator's default class cannot be checked here: left out.
+    operator = {k: v for k, v in platform[f"{PROJECT}:operator"].items() if k != "defaultPriorityClass"}
+    platform[f"{PROJECT}:operator"] = operator
+    fleet_only = installed_elsewhere(full)
+    planned = write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", fleet_only)
+    plan_seconds, plan = timed_plan(planned, BENCH / "plans" / name)
+    objects = _manifest_objects(plan)
+    bench_namespaces = {n for kind, _, n in objects if kind == "Namespace" and n.startswith("bench-")}
+    out: dict[str, Any] = {
+        "namespaces": namespaces,
+        "planResources": len(plan.resources),
+        "manifestObjects": len(objects),
+        "offlinePlan": plan_seconds,
+    }
+    with fresh_cluster(name, binaries) as cluster:
+        create_nodes(cluster, node_objects(declared_pools(full_file)))
+        _operator(cluster, plan, venv)
+        platform, fleet_only = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (platform, fleet_only))
+        with engine_on(f"{name}-platform", cluster, binaries, platform, plan) as base:
+            seconds, _ = _up(base, "platform stack")
+            out["platformUp"] = {"seconds": seconds, "stateBytes": state_bytes(base)}
+            _echo(f"{name}: platform stack up {seconds:.1f} s, its state {state_bytes(base)} bytes")
+            out["kubectlApply"] = kubectl = _kubectl_apply(cluster, plan, len(objects), admission_timeout)
+            out["namespaceCleanupSeconds"] = _clear_namespaces(cluster, bench_namespaces)
+            _echo(f"{name}: kubectl apply {kubectl['seconds']:.1f} s")
+            # The fleet stack: its own backend and state file, on the platform's cluster and chart controllers.
+            engine = Engine(binaries, BENCH / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+            work = engine.project_dir(name, fleet_only)
+            run = EngineRun(name, cluster, engine, work, engine.stack(name, work), base.controllers, plan, fleet_only)
+            out["pulumiUp"] = up = _measured_up(run, cluster, "fleet stack", admission_timeout)
+            out["upOverKubectl"] = up["seconds"] / kubectl["seconds"]
+            final_state = json.loads(state_path(run).read_text())
+            out["finalStateBytes"] = state_bytes(run)
+            out["chartStateBytes"] = chart_state_bytes(final_state)
+            out["stateByType"] = state_by_type(final_state)
+            out["stateBytesPerNamespace"] = out["finalStateBytes"] / namespaces
+            _echo(f"{name}: fleet stack up {up['seconds']:.1f} s ({up['created']} created, "
+                  f"{out['upOverKubectl']:.1f}x kubectl); first admitted after {up['firstAdmittedSeconds']}; "
+                  f"state {out['finalStateBytes']} bytes")
+            out["noChangePreview"] = preview = _preview(run)
+            _echo(f"{name}: fleet stack no-change preview {preview['seconds']:.1f} s ({preview['same']} same)")
+            out["oneNamespaceEdit"] = edit = _one_namespace_edit(run, cluster, namespaces, charts_elsewhere=True)
+            _echo(f"{name}: one-namespace edit: kubectl {edit['kubectlSeconds']:.1f} s, preview "
+                  f"{edit['previewSeconds']:.1f} s, up {edit['upSeconds']:.1f} s")
+        stop_operator(cluster)
+    return out
+
+
 def bench_prod(binaries: Mapping[str, str], venv: Path, repeat: int, admission_timeout: float) -> dict[str, Any]:
     """``prod`` on a fresh cluster: ``repeat`` offline plans, up from empty (and the first admission), then
     ``repeat`` no-change previews."""
@@ -487,9 +561,14 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds after which the checkpointed pulumi up is stopped and extrapolated (default 0: never, measured)",
     )
     parser.add_argument("--no-prod", action="store_true", help="skip the prod measurements")
+    parser.add_argument(
+        "--split", action="store_true", help="also each size with the charts in a stack of their own (bench_split)"
+    )
     parser.add_argument("--admission-timeout", type=float, default=180, help="seconds to wait for an admission")
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
     args = parser.parse_args(argv)
+    # Absolute now: the Automation API's inline program changes the working directory to the stack's project.
+    args.json = args.json.resolve()
     if args.quick:
         args.sizes = ",".join(map(str, QUICK_SIZES))
     manifest = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
@@ -508,6 +587,11 @@ def main(argv: list[str] | None = None) -> int:
         if n.strip()
     ]
     sizes.sort(key=lambda s: int(s["namespaces"]))
+    split = (
+        [bench_split(int(n), binaries, venv, args.admission_timeout) for n in args.sizes.split(",") if n.strip()]
+        if args.split
+        else None
+    )
     report: dict[str, Any] = {
         "measuredAt": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {**machine(), "loadAverageBefore": load_before, "loadAverageAfter": os.getloadavg()},
@@ -533,6 +617,7 @@ def main(argv: list[str] | None = None) -> int:
         "totalSeconds": time.monotonic() - started,
         "prod": prod,
         "sizes": sizes,
+        "split": split,
     }
     report["marginal"] = marginal(sizes)
     report["targets"] = targets(sizes, prod)
