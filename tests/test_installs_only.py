@@ -98,3 +98,14 @@ def test_plan_of_an_installs_only_stack(tmp_path: Path, capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert cli.INSTALLS_ONLY in out
     assert "Quotas (" not in out and "Submit from the CLI" not in out
+
+
+def test_diff_of_an_installs_only_stack_draws_no_queue_hierarchy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack = tmp_path / "Pulumi.platform.yaml"
+    stack.write_text(yaml.safe_dump({"config": {f"aiperf-kueue:{k}": v for k, v in _installs_only().items()}}))
+    assert cli.main(["diff", str(stack), str(stack)]) == 0
+    out = capsys.readouterr().out
+    assert "### Queue hierarchy (head)\n\nNone: installs only (`aiperf-kueue:queues` left out).\n" in out
+    assert "```mermaid" not in out

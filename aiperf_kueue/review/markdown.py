@@ -446,5 +446,9 @@ def render(diff: PlanDiff, title: str) -> str:
         out += [f"- new: {w}" if diff.base is not None else f"- {w}" for w in diff.new_warnings]
         out += [f"- resolved: {w}" for w in diff.resolved_warnings]
         out.append("")
-    out += ["### Queue hierarchy (head)", "", "```mermaid", *mermaid(diff), "```", ""]
+    if diff.hierarchy.cluster_queues or diff.hierarchy.local_queues:
+        out += ["### Queue hierarchy (head)", "", "```mermaid", *mermaid(diff), "```", ""]
+    else:
+        # An installs-only stack (`queues` left out): its fleet stack's diff shows the queues.
+        out += ["### Queue hierarchy (head)", "", "None: installs only (`aiperf-kueue:queues` left out).", ""]
     return "\n".join(out)
