@@ -451,6 +451,16 @@ def installed_elsewhere(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def installs_only(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with ``queues``, ``jobs``, ``sweeps`` and ``priorityClasses`` left out: the platform half of the
+    two-stack layout. The operator's default priority class goes too: the classes are the fleet's."""
+    left_out = {f"{PROJECT}:{k}" for k in ("queues", "jobs", "sweeps", "priorityClasses")}
+    out = {k: v for k, v in config.items() if k not in left_out}
+    operator = out.get(f"{PROJECT}:operator") or {}
+    out[f"{PROJECT}:operator"] = {k: v for k, v in operator.items() if k != "defaultPriorityClass"}
+    return out
+
+
 def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float) -> dict[str, Any]:
     """The two-stack layout (issue 27's "CRDs out of the per-step state", measured): on one fresh cluster, the
     *platform* stack (installs only: the size's config with ``queues``, ``jobs`` and ``priorityClasses`` left out) is
@@ -461,12 +471,7 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
     name = f"split-{namespaces}"
     full_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces))
     full = e2e_config(full_file, KUEUE_MODULE, JOBSET_MODULE)
-    queue_keys = {f"{PROJECT}:{k}" for k in ("queues", "jobs", "sweeps", "priorityClasses")}
-    platform = {k: v for k, v in full.items() if k not in queue_keys}
-    # The priority classes are the fleet's, so the operator's default class cannot be checked here: left out.
-    operator = {k: v for k, v in platform[f"{PROJECT}:operator"].items() if k != "defaultPriorityClass"}
-    platform[f"{PROJECT}:operator"] = operator
-    fleet_only = installed_elsewhere(full)
+    platform, fleet_only = installs_only(full), installed_elsewhere(full)
     planned = write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", fleet_only)
     plan_seconds, plan = timed_plan(planned, BENCH / "plans" / name)
     objects = _manifest_objects(plan)
@@ -546,6 +551,49 @@ def bench_prod(binaries: Mapping[str, str], venv: Path, repeat: int, admission_t
     return out
 
 
+def bench_prod_split(binaries: Mapping[str, str], venv: Path, repeat: int) -> dict[str, Any]:
+    """``prod`` as two stacks on a fresh cluster: the platform (installs only) up, then the fleet stack's
+    ``repeat`` offline plans, its up from empty and ``repeat`` no-change previews: issue 27's preview and
+    plan-vs-preview figures for the fleet half, the stack a reviewer previews for a quota change."""
+    source = ROOT / "stacks" / "Pulumi.prod.yaml"
+    config = e2e_config(source, KUEUE_MODULE, JOBSET_MODULE)
+    platform, fleet_only = installs_only(config), installed_elsewhere(config)
+    planned = write_stack_file(BENCH / "planned" / "Pulumi.prod-fleet.yaml", fleet_only)
+    plans = [timed_plan(planned, BENCH / "plans" / "prod-fleet") for _ in range(repeat)]
+    plan = plans[-1][1]
+    out: dict[str, Any] = {
+        "planResources": len(plan.resources),
+        "offlinePlan": {"runs": [s for s, _ in plans], "median": statistics.median(s for s, _ in plans)},
+    }
+    with fresh_cluster("prod-split", binaries) as cluster:
+        create_nodes(cluster, node_objects(declared_pools(source)))
+        _operator(cluster, plan, venv)
+        platform, fleet_only = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (platform, fleet_only))
+        with engine_on("prod-platform", cluster, binaries, platform, plan) as base:
+            seconds, _ = _up(base, "prod platform stack")
+            out["platformUp"] = {"seconds": seconds, "stateBytes": state_bytes(base)}
+            engine = Engine(binaries, BENCH / "engine" / "prod-fleet", cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+            work = engine.project_dir("prod-fleet", fleet_only)
+            run = EngineRun("prod-fleet", cluster, engine, work, engine.stack("prod-fleet", work), base.controllers,
+                            plan, fleet_only)
+            with UserSecrets(cluster, plan):
+                seconds, _ = _up(run, "prod fleet stack")
+            out["fleetUp"] = {"seconds": seconds, "stateBytes": state_bytes(run)}
+            previews = [_preview(run) for _ in range(repeat)]
+            out["noChangePreview"] = {
+                "runs": [p["seconds"] for p in previews],
+                "median": statistics.median(p["seconds"] for p in previews),
+                "same": previews[-1]["same"],
+            }
+        stop_operator(cluster)
+    out["previewOverPlan"] = out["noChangePreview"]["median"] / out["offlinePlan"]["median"]
+    _echo(f"prod as two stacks: platform up {out['platformUp']['seconds']:.1f} s, fleet up "
+          f"{out['fleetUp']['seconds']:.1f} s, fleet no-change preview {out['noChangePreview']['median']:.1f} s "
+          f"(median of {repeat}), offline plan {out['offlinePlan']['median']:.1f} s: "
+          f"{out['previewOverPlan']:.1f}x")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     parser = argparse.ArgumentParser(prog="python -m tests.e2e.bench_engine", description=__doc__.splitlines()[0])
@@ -587,8 +635,13 @@ def main(argv: list[str] | None = None) -> int:
         if n.strip()
     ]
     sizes.sort(key=lambda s: int(s["namespaces"]))
-    split = (
-        [bench_split(int(n), binaries, venv, args.admission_timeout) for n in args.sizes.split(",") if n.strip()]
+    split: dict[str, Any] | None = (
+        {
+            "prod": None if args.no_prod else bench_prod_split(binaries, venv, max(1, args.repeat)),
+            "sizes": [
+                bench_split(int(n), binaries, venv, args.admission_timeout) for n in args.sizes.split(",") if n.strip()
+            ],
+        }
         if args.split
         else None
     )
