@@ -70,7 +70,7 @@ def test_the_fleet_stack_declares_the_queues_and_no_chart() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("jobs", None, "aiperf-kueue:jobs: 1 declared, but this stack sets no queues (installs only); declare it in "
+        ("jobs", None, "aiperf-kueue:jobs: 1 declared, but this stack sets no queues (installs only); declare them in "
                        "the fleet stack of this cluster (kueue.install: false), or set queues here"),
         ("priorityClasses", [{"name": "high", "value": 100}],
          "aiperf-kueue:priorityClasses: 1 declared, but this stack sets no queues (installs only)"),

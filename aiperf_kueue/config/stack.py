@@ -62,7 +62,6 @@ class StackConfig(Model):
     ``error`` makes each one a config error (``plan`` exits 2, ``pulumi up`` registers nothing),
     for stacks whose pull requests must stay warning-free."""
 
-
     @property
     def installs_only(self) -> bool:
         """Whether ``queues`` is left out: the stack installs, and declares nothing that queues work."""

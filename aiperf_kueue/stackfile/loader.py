@@ -168,7 +168,7 @@ def installs_only_problems(config: StackConfig) -> list[Problem]:
     """What an installs-only stack (``queues`` left out) cannot declare: everything that needs a queue."""
     if not config.installs_only:
         return []
-    fix = "declare it in the fleet stack of this cluster (kueue.install: false), or set queues here"
+    fix = "declare them in the fleet stack of this cluster (kueue.install: false), or set queues here"
     declared: tuple[tuple[str, list[Any]], ...] = (
         ("jobs", config.jobs),
         ("sweeps", config.sweeps),
