@@ -76,10 +76,18 @@ from tests.e2e.bench_watch import AdmissionWatch, UpCap, UserSecrets
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster, _deadline_loop
 from tests.e2e.conftest import BUILD, DEFAULT_AIPERF_VENV, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT
-from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config
+from tests.e2e.engine import (
+    PROJECT,
+    Engine,
+    EngineRun,
+    cluster_config,
+    e2e_config,
+    installed_elsewhere,
+    installs_only,
+)
 from tests.e2e.nodes import create_nodes, declared_pools, node_objects
-from tests.e2e.operator import install_aiperf_crds, resolve_to_loopback, start_operator, stop_operator
-from tests.e2e.stackrun import CLI, Plan, load_plan, operator_env
+from tests.e2e.operator import install_aiperf_crds, start_operator_for, stop_operator
+from tests.e2e.stackrun import CLI, Plan, load_plan
 
 BENCH = OUT / "bench"
 DEFAULT_SIZES = (10, 100, 1000)
@@ -204,12 +212,6 @@ def _clear_namespaces(cluster: LocalCluster, names: set[str], timeout: float = 3
     return time.monotonic() - started
 
 
-def _operator(cluster: LocalCluster, plan: Plan, venv: Path) -> None:
-    jobs = [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
-    resolve_to_loopback(u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", []))
-    start_operator(cluster, venv, operator_env(plan), cluster.dir)
-
-
 def _echo(message: str) -> None:
     print(f"  [{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
@@ -246,20 +248,10 @@ def _measured_up(
         "firstAdmitted": watch.first[1] if watch.first else None,
         # Issue 27's "first job admitted, as a share of the update's time".
         "firstAdmittedShare": (watch.seconds() or 0) / seconds if watch.seconds() is not None and seconds else None,
-        "stateBytes": state_bytes(run),
+        "stateBytes": run.state_bytes(),
         "phases": phases(stats, started, ended),
         "engine": stats,
     }
-
-
-def state_path(run: EngineRun) -> Path:
-    """The stack's state file in the local backend (what each checkpoint writes in full)."""
-    return run.engine.state / ".pulumi" / "stacks" / PROJECT / f"{run.name}.json"
-
-
-def state_bytes(run: EngineRun) -> int:
-    """Size of the stack's state file in the local backend."""
-    return state_path(run).stat().st_size
 
 
 @contextmanager
@@ -289,6 +281,27 @@ def _kubectl_apply(cluster: LocalCluster, plan: Plan, objects: int, admission_ti
     }
 
 
+def _planned_fleet(
+    name: str, config: Mapping[str, Any]
+) -> tuple[float, Plan, list[tuple[str, str | None, str]], set[str]]:
+    """The offline plan of exactly the stack file pulumi reads (local chart paths, no operator chart), timed; the
+    objects of its ``manifests.yaml`` and the benchmark namespaces among them."""
+    planned = write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", config)
+    plan_seconds, plan = timed_plan(planned, BENCH / "plans" / name)
+    objects = _manifest_objects(plan)
+    bench_namespaces = {n for kind, _, n in objects if kind == "Namespace" and n.startswith("bench-")}
+    return plan_seconds, plan, objects, bench_namespaces
+
+
+def _stack_beside(base: EngineRun, name: str, config: dict[str, Any], plan: Plan, binaries: Mapping[str, str]
+                  ) -> EngineRun:
+    """A second stack ``name`` deploying ``config`` with its own backend and state file, on ``base``'s cluster and
+    chart controllers (one set per cluster): the fleet stack of the two-stack layout."""
+    engine = Engine(binaries, BENCH / "engine" / name, base.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    work = engine.project_dir(name, config)
+    return EngineRun(name, base.cluster, engine, work, engine.stack(name, work), base.controllers, plan, config)
+
+
 def bench_size(
     namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float, up_cap: float | None
 ) -> dict[str, Any]:
@@ -298,11 +311,7 @@ def bench_size(
     base_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}-platform.yaml", fleet_config(0))
     full = e2e_config(full_file, KUEUE_MODULE, JOBSET_MODULE)
     platform = e2e_config(base_file, KUEUE_MODULE, JOBSET_MODULE)
-    # The offline plan of exactly the stack file pulumi reads (local chart paths, no operator chart).
-    planned = write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", full)
-    plan_seconds, plan = timed_plan(planned, BENCH / "plans" / name)
-    objects = _manifest_objects(plan)
-    bench_namespaces = {n for kind, _, n in objects if kind == "Namespace" and n.startswith("bench-")}
+    plan_seconds, plan, objects, bench_namespaces = _planned_fleet(name, full)
     out: dict[str, Any] = {
         "namespaces": namespaces,
         "clusterQueues": CLUSTER_QUEUES,
@@ -314,7 +323,7 @@ def bench_size(
     _echo(f"{name}: offline plan {plan_seconds:.1f} s, {len(plan.resources)} resources, {len(objects)} objects")
     with fresh_cluster(name, binaries) as cluster:
         create_nodes(cluster, node_objects(declared_pools(full_file)))
-        _operator(cluster, plan, venv)
+        start_operator_for(cluster, plan, venv)
         # Every rewrite of the stack file keeps the cluster it deploys to (pulumi up refuses a stack naming none).
         full, platform = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (full, platform))
         with engine_on(name, cluster, binaries, platform, plan) as run:
@@ -322,7 +331,7 @@ def bench_size(
             out["platformUp"] = {
                 "seconds": seconds,
                 "changes": op_counts(result.summary.resource_changes),
-                "stateBytes": state_bytes(run),
+                "stateBytes": run.state_bytes(),
             }
             _echo(f"{name}: platform up {seconds:.1f} s")
 
@@ -335,8 +344,8 @@ def bench_size(
             run.set_config(full)
             with skip_checkpoints(run):
                 out["pulumiUpSkipCheckpoints"] = skip = _measured_up(run, cluster, "no checkpoints", admission_timeout)
-            out["finalStateBytes"] = state_bytes(run)
-            final_state = json.loads(state_path(run).read_text())
+            out["finalStateBytes"] = run.state_bytes()
+            final_state = json.loads(run.state_file.read_text())
             out["chartStateBytes"] = chart_state_bytes(final_state)
             out["stateByType"] = state_by_type(final_state)
             # Every benchmark namespace's share of the state (its Namespace, LocalQueue, RoleBinding,
@@ -417,7 +426,7 @@ def _one_namespace_edit(
         "previewChanges": op_counts(preview.change_summary),
         "upSeconds": time.monotonic() - up_started,
         "upChanges": op_counts(result.summary.resource_changes),
-        "stateBytes": state_bytes(run),
+        "stateBytes": run.state_bytes(),
     }
 
 
@@ -441,26 +450,6 @@ def _finish_size(out: dict[str, Any]) -> None:
     )
 
 
-def installed_elsewhere(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` with Kueue and JobSet installed by another stack (``install: false``, no chart): the fleet half of
-    the two-stack layout :func:`bench_split` measures."""
-    out = dict(config)
-    for key in ("kueue", "jobset"):
-        section = {k: v for k, v in (out.get(f"{PROJECT}:{key}") or {}).items() if k != "chart"}
-        out[f"{PROJECT}:{key}"] = {**section, "install": False}
-    return out
-
-
-def installs_only(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` with ``queues``, ``jobs``, ``sweeps`` and ``priorityClasses`` left out: the platform half of the
-    two-stack layout. The operator's default priority class goes too: the classes are the fleet's."""
-    left_out = {f"{PROJECT}:{k}" for k in ("queues", "jobs", "sweeps", "priorityClasses")}
-    out = {k: v for k, v in config.items() if k not in left_out}
-    operator = out.get(f"{PROJECT}:operator") or {}
-    out[f"{PROJECT}:operator"] = {k: v for k, v in operator.items() if k != "defaultPriorityClass"}
-    return out
-
-
 def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float) -> dict[str, Any]:
     """The two-stack layout (issue 27's "CRDs out of the per-step state", measured): on one fresh cluster, the
     *platform* stack (installs only: the size's config with ``queues``, ``jobs`` and ``priorityClasses`` left out) is
@@ -472,10 +461,7 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
     full_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces))
     full = e2e_config(full_file, KUEUE_MODULE, JOBSET_MODULE)
     platform, fleet_only = installs_only(full), installed_elsewhere(full)
-    planned = write_stack_file(BENCH / "planned" / f"Pulumi.{name}.yaml", fleet_only)
-    plan_seconds, plan = timed_plan(planned, BENCH / "plans" / name)
-    objects = _manifest_objects(plan)
-    bench_namespaces = {n for kind, _, n in objects if kind == "Namespace" and n.startswith("bench-")}
+    plan_seconds, plan, objects, bench_namespaces = _planned_fleet(name, fleet_only)
     out: dict[str, Any] = {
         "namespaces": namespaces,
         "planResources": len(plan.resources),
@@ -484,23 +470,20 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
     }
     with fresh_cluster(name, binaries) as cluster:
         create_nodes(cluster, node_objects(declared_pools(full_file)))
-        _operator(cluster, plan, venv)
+        start_operator_for(cluster, plan, venv)
         platform, fleet_only = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (platform, fleet_only))
         with engine_on(f"{name}-platform", cluster, binaries, platform, plan) as base:
             seconds, _ = _up(base, "platform stack")
-            out["platformUp"] = {"seconds": seconds, "stateBytes": state_bytes(base)}
-            _echo(f"{name}: platform stack up {seconds:.1f} s, its state {state_bytes(base)} bytes")
+            out["platformUp"] = {"seconds": seconds, "stateBytes": base.state_bytes()}
+            _echo(f"{name}: platform stack up {seconds:.1f} s, its state {base.state_bytes()} bytes")
             out["kubectlApply"] = kubectl = _kubectl_apply(cluster, plan, len(objects), admission_timeout)
             out["namespaceCleanupSeconds"] = _clear_namespaces(cluster, bench_namespaces)
             _echo(f"{name}: kubectl apply {kubectl['seconds']:.1f} s")
-            # The fleet stack: its own backend and state file, on the platform's cluster and chart controllers.
-            engine = Engine(binaries, BENCH / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
-            work = engine.project_dir(name, fleet_only)
-            run = EngineRun(name, cluster, engine, work, engine.stack(name, work), base.controllers, plan, fleet_only)
+            run = _stack_beside(base, name, fleet_only, plan, binaries)
             out["pulumiUp"] = up = _measured_up(run, cluster, "fleet stack", admission_timeout)
             out["upOverKubectl"] = up["seconds"] / kubectl["seconds"]
-            final_state = json.loads(state_path(run).read_text())
-            out["finalStateBytes"] = state_bytes(run)
+            final_state = json.loads(run.state_file.read_text())
+            out["finalStateBytes"] = run.state_bytes()
             out["chartStateBytes"] = chart_state_bytes(final_state)
             out["stateByType"] = state_by_type(final_state)
             out["stateBytesPerNamespace"] = out["finalStateBytes"] / namespaces
@@ -532,7 +515,7 @@ def bench_prod(binaries: Mapping[str, str], venv: Path, repeat: int, admission_t
     _echo(f"prod: offline plan {out['offlinePlan']['median']:.1f} s (median of {repeat})")
     with fresh_cluster("prod", binaries) as cluster:
         create_nodes(cluster, node_objects(declared_pools(source)))
-        _operator(cluster, plan, venv)
+        start_operator_for(cluster, plan, venv)
         with engine_on("prod", cluster, binaries, config, plan) as run:
             with UserSecrets(cluster, plan):
                 out["upFromEmpty"] = up = _measured_up(run, cluster, "prod", admission_timeout)
@@ -567,18 +550,15 @@ def bench_prod_split(binaries: Mapping[str, str], venv: Path, repeat: int) -> di
     }
     with fresh_cluster("prod-split", binaries) as cluster:
         create_nodes(cluster, node_objects(declared_pools(source)))
-        _operator(cluster, plan, venv)
+        start_operator_for(cluster, plan, venv)
         platform, fleet_only = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (platform, fleet_only))
         with engine_on("prod-platform", cluster, binaries, platform, plan) as base:
             seconds, _ = _up(base, "prod platform stack")
-            out["platformUp"] = {"seconds": seconds, "stateBytes": state_bytes(base)}
-            engine = Engine(binaries, BENCH / "engine" / "prod-fleet", cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
-            work = engine.project_dir("prod-fleet", fleet_only)
-            run = EngineRun("prod-fleet", cluster, engine, work, engine.stack("prod-fleet", work), base.controllers,
-                            plan, fleet_only)
+            out["platformUp"] = {"seconds": seconds, "stateBytes": base.state_bytes()}
+            run = _stack_beside(base, "prod-fleet", fleet_only, plan, binaries)
             with UserSecrets(cluster, plan):
                 seconds, _ = _up(run, "prod fleet stack")
-            out["fleetUp"] = {"seconds": seconds, "stateBytes": state_bytes(run)}
+            out["fleetUp"] = {"seconds": seconds, "stateBytes": run.state_bytes()}
             previews = [_preview(run) for _ in range(repeat)]
             out["noChangePreview"] = {
                 "runs": [p["seconds"] for p in previews],

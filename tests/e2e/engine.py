@@ -181,6 +181,26 @@ def e2e_config(stack_file: Path, kueue_module: str, jobset_module: str) -> dict[
     return config
 
 
+def installed_elsewhere(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with Kueue and JobSet installed by another stack (``install: false``, no chart): the fleet half of
+    the two-stack layout (docs/scale.md)."""
+    out = dict(config)
+    for key in ("kueue", "jobset"):
+        section = {k: v for k, v in (out.get(f"{PROJECT}:{key}") or {}).items() if k != "chart"}
+        out[f"{PROJECT}:{key}"] = {**section, "install": False}
+    return out
+
+
+def installs_only(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with ``queues``, ``jobs``, ``sweeps`` and ``priorityClasses`` left out: the platform half of the
+    two-stack layout. The operator's default priority class goes too: the classes are the fleet's."""
+    left_out = {f"{PROJECT}:{k}" for k in ("queues", "jobs", "sweeps", "priorityClasses")}
+    out = {k: v for k, v in config.items() if k not in left_out}
+    operator = out.get(f"{PROJECT}:operator") or {}
+    out[f"{PROJECT}:operator"] = {k: v for k, v in operator.items() if k != "defaultPriorityClass"}
+    return out
+
+
 #: Engine step ops, as the offline diff names them.
 OPS = {
     "create": "create",
@@ -260,6 +280,15 @@ class EngineRun:
     def state(self) -> list[dict[str, Any]]:
         """The resources of ``pulumi stack export``."""
         return list(self.engine.export(self.stack).get("resources", []))
+
+    @property
+    def state_file(self) -> Path:
+        """The stack's state file in the local backend (what each checkpoint writes in full)."""
+        return self.engine.state / ".pulumi" / "stacks" / PROJECT / f"{self.name}.json"
+
+    def state_bytes(self) -> int:
+        """Size of the stack's state file."""
+        return self.state_file.stat().st_size
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tests.e2e.cluster import LocalCluster, Process, _deadline_loop, free_port
+from tests.e2e.stackrun import Plan, operator_env
 
 #: ``../shared`` beside the repository, or ``AIPERF_KUEUE_SHARED`` (as for the unit suite: a worktree elsewhere).
 SHARED = Path(os.environ.get("AIPERF_KUEUE_SHARED") or Path(__file__).resolve().parents[3] / "shared")
@@ -142,6 +143,14 @@ def start_operator(cluster: LocalCluster, venv: Path, env: Mapping[str, str], wo
     return proc
 
 
+def start_operator_for(cluster: LocalCluster, plan: Plan, venv: Path) -> Process:
+    """Start the operator for a stack's offline plan: every job's endpoint host resolved to loopback, then the
+    operator with the env the plan's ``DeploymentPatch`` sets (none when the stack does not install it)."""
+    jobs = [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
+    resolve_to_loopback((u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", [])), cluster)
+    return start_operator(cluster, venv, operator_env(plan), cluster.dir)
+
+
 def stop_operator(cluster: LocalCluster) -> None:
     """Stop the operator process, if running."""
     proc = cluster.processes.pop("aiperf-operator", None)
@@ -151,5 +160,5 @@ def stop_operator(cluster: LocalCluster) -> None:
 
 __all__ = [
     "_deadline_loop", "aiperf_crds", "install_aiperf_crds", "operator_hosts", "resolve_for_operator",
-    "resolve_to_loopback", "start_operator",
+    "resolve_to_loopback", "start_operator", "start_operator_for",
 ]

@@ -11,17 +11,26 @@ its plan predicts, with the platform's Kueue, and neither stack previews a chang
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.cluster import _deadline_loop
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
-from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config, engine_run
-from tests.e2e.operator import resolve_to_loopback, start_operator, stop_operator
-from tests.e2e.stackrun import operator_env, plan_stack
+from tests.e2e.engine import (
+    PROJECT,
+    Engine,
+    EngineRun,
+    cluster_config,
+    e2e_config,
+    engine_run,
+    installed_elsewhere,
+    installs_only,
+)
+from tests.e2e.operator import start_operator_for, stop_operator
+from tests.e2e.stackrun import plan_stack
 
 STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -29,29 +38,8 @@ CHART = "kubernetes:helm.sh/v4:Chart"
 QUEUE_TYPES = ("ResourceFlavor", "ClusterQueue", "LocalQueue", "AIPerfJob")
 
 
-def _installs_only(config: dict[str, Any]) -> dict[str, Any]:
-    left_out = {f"{PROJECT}:{k}" for k in ("queues", "jobs", "sweeps", "priorityClasses")}
-    return {k: v for k, v in config.items() if k not in left_out}
-
-
-def _fleet(config: dict[str, Any]) -> dict[str, Any]:
-    out = dict(config)
-    for key in ("kueue", "jobset"):
-        section = {k: v for k, v in (out.get(f"{PROJECT}:{key}") or {}).items() if k != "chart"}
-        out[f"{PROJECT}:{key}"] = {**section, "install": False}
-    return out
-
-
 def _types(run: EngineRun) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for resource in run.state():
-        counts[resource["type"]] = counts.get(resource["type"], 0) + 1
-    return counts
-
-
-def _state_bytes(run: EngineRun) -> int:
-    """Size of the stack's state file: what each of its checkpoints rewrites."""
-    return (run.engine.state / ".pulumi" / "stacks" / PROJECT / f"{run.name}.json").stat().st_size
+    return dict(Counter(resource["type"] for resource in run.state()))
 
 
 def _queue_objects(types: dict[str, int]) -> dict[str, int]:
@@ -65,17 +53,15 @@ def split(
     """The platform stack, then the fleet stack, deployed to one cluster from empty."""
     cluster = new_cluster("engine-split", controllers=False)
     config = e2e_config(STACK, KUEUE_MODULE, JOBSET_MODULE)
-    with engine_run("platform", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, _installs_only(config)) as platform:
+    with engine_run("platform", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, installs_only(config)) as platform:
         assert platform.up().summary.result == "succeeded"
         # The fleet stack: its own backend and state file, on the same cluster and chart controllers.
         engine = Engine(binaries, OUT / "engine" / f"{cluster.dir.name}-fleet", cluster.kubeconfig,
                         BUILD.PULUMI_KUBERNETES)
-        fleet_config = {f"{PROJECT}:cluster": cluster_config(cluster), **_fleet(config)}
+        fleet_config = {f"{PROJECT}:cluster": cluster_config(cluster), **installed_elsewhere(config)}
         work = engine.project_dir("fleet", fleet_config)
         plan = plan_stack(work / "stacks" / "Pulumi.fleet.yaml", OUT / "engine-plans" / f"{cluster.dir.name}-fleet")
-        jobs = [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
-        resolve_to_loopback((u for j in jobs for u in j["spec"]["benchmark"]["endpoint"].get("urls", [])), cluster)
-        start_operator(cluster, aiperf_venv, operator_env(plan), cluster.dir)
+        start_operator_for(cluster, plan, aiperf_venv)
         try:
             fleet = EngineRun("fleet", cluster, engine, work, engine.stack("fleet", work), platform.controllers, plan,
                               fleet_config)
@@ -93,7 +79,7 @@ def test_the_platform_stack_holds_the_charts_and_nothing_that_queues(
     types = _types(platform)
     # Kueue 0.19.2's eleven CRDs and JobSet 0.12.0's one, each kept (and protected) by this stack.
     assert (types.get(CRD), types.get(CHART), _queue_objects(types)) == (12, 2, {})
-    report.checks["two stacks: platform"] = f"{sum(types.values())} resources, {_state_bytes(platform)} bytes of state"
+    report.checks["two stacks: platform"] = f"{sum(types.values())} resources, {platform.state_bytes()} bytes of state"
 
 
 def test_the_fleet_stack_holds_its_queues_and_job_and_no_chart(
@@ -104,7 +90,7 @@ def test_the_fleet_stack_holds_its_queues_and_job_and_no_chart(
     assert (types.get(CRD), types.get(CHART), _queue_objects(types)) == (
         None, None, {"AIPerfJob": 1, "ClusterQueue": 1, "LocalQueue": 1, "ResourceFlavor": 1},
     )
-    report.checks["two stacks: fleet"] = f"{sum(types.values())} resources, {_state_bytes(fleet)} bytes of state"
+    report.checks["two stacks: fleet"] = f"{sum(types.values())} resources, {fleet.state_bytes()} bytes of state"
 
 
 def test_the_fleet_job_is_admitted_as_planned(split: tuple[EngineRun, EngineRun], report: Report) -> None:
