@@ -84,6 +84,7 @@ from tests.e2e.engine import (
     e2e_config,
     installed_elsewhere,
     installs_only,
+    skip_checkpoints,
 )
 from tests.e2e.nodes import create_nodes, declared_pools, node_objects
 from tests.e2e.operator import install_aiperf_crds, start_operator_for, stop_operator
@@ -252,18 +253,6 @@ def _measured_up(
         "phases": phases(stats, started, ended),
         "engine": stats,
     }
-
-
-@contextmanager
-def skip_checkpoints(run: EngineRun) -> Iterator[None]:
-    """The engine writes only the final state, not a checkpoint per step (``PULUMI_SKIP_CHECKPOINTS``)."""
-    workspace = run.stack.workspace
-    before = dict(workspace.env_vars)
-    workspace.env_vars = {**before, "PULUMI_SKIP_CHECKPOINTS": "true"}
-    try:
-        yield
-    finally:
-        workspace.env_vars = before
 
 
 def _kubectl_apply(cluster: LocalCluster, plan: Plan, objects: int, admission_timeout: float) -> dict[str, Any]:

@@ -292,6 +292,18 @@ class EngineRun:
 
 
 @contextlib.contextmanager
+def skip_checkpoints(run: EngineRun) -> Iterator[None]:
+    """The engine writes only the final state, not a checkpoint per step (``PULUMI_SKIP_CHECKPOINTS``)."""
+    workspace = run.stack.workspace
+    before = dict(workspace.env_vars)
+    workspace.env_vars = {**before, "PULUMI_SKIP_CHECKPOINTS": "true"}
+    try:
+        yield
+    finally:
+        workspace.env_vars = before
+
+
+@contextlib.contextmanager
 def engine_run(
     name: str,
     stack_file: Path,

@@ -13,12 +13,20 @@ Running, no pod with a fake run time is still running, no pod is left on a node 
 pods all Succeeded (its controller's results now served, :mod:`tests.e2e.fake_controller`) has its final operator
 phase. A step that
 does not settle within its ``settleSeconds`` fails, naming the workloads still changing and why.
+
+Each ``pulumi up`` runs with ``PULUMI_SKIP_CHECKPOINTS=true`` (the engine writes the state once, at the end, not after
+every step): a scenario proves what Kueue does with what the program declares, and the per-step checkpoints of the
+first ``up`` (the charts' 4 MB of state rewritten after each of its ~130 steps) were a third of a scenario's time. The
+engine's default settings are proven by the engine tests (``tests/e2e/test_engine*.py``) and measured by
+``make bench-engine``. ``AIPERF_KUEUE_E2E_CHECKPOINTS=1`` runs the scenarios with checkpoints, as users run them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import os
 import shutil
 import time
 from collections.abc import Mapping
@@ -34,7 +42,7 @@ from tests.e2e.bench_watch import UserSecrets
 from tests.e2e.benchmark_push import ControllerPush, PhaseWatch
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster
-from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config
+from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config, skip_checkpoints
 from tests.e2e.fake_controller import ResultsServer
 from tests.e2e.kube import Kube
 from tests.e2e.living import (
@@ -328,6 +336,14 @@ class Observer:
             time.sleep(0.5)
 
 
+def _checkpoints(run: EngineRun) -> contextlib.AbstractContextManager[None]:
+    """The scenario's ``pulumi up`` settings: no per-step checkpoints unless ``AIPERF_KUEUE_E2E_CHECKPOINTS=1``
+    (the module's docstring says why)."""
+    if os.environ.get("AIPERF_KUEUE_E2E_CHECKPOINTS") == "1":
+        return contextlib.nullcontext()
+    return skip_checkpoints(run)
+
+
 def _jobs_of(plan: Plan) -> list[dict[str, Any]]:
     return [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
 
@@ -416,7 +432,7 @@ def run_scenario(
                         run.plan = plan
                     run_times.set(step.run_seconds)
                     up_started = time.monotonic()
-                    with UserSecrets(cluster, plan):
+                    with UserSecrets(cluster, plan), _checkpoints(run):
                         up = run.up()
                     up_seconds = time.monotonic() - up_started
                     # The engine's step events, relative to the start of the up: where an up's time went.
