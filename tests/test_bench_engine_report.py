@@ -136,6 +136,30 @@ def test_goals_report_issue_27s_table_and_what_this_run_did_not_measure() -> Non
     assert len(lines) == 1 + len(report.GOALS)
 
 
+def test_goals_say_what_the_fleet_stack_of_two_measured_beside_the_single_stack() -> None:
+    fleet = _measured(100)
+    fleet["upOverKubectl"] = 4.0
+    # The fleet stack's own state holds no chart; the charts are the platform stack's 4.26 MB.
+    fleet["chartStateBytes"] = {"charts": 0, "crds": 0}
+    fleet["platformUp"] = {"seconds": 24.0, "stateBytes": 4_260_000}
+    split = {"sizes": [fleet], "prod": {"noChangePreview": {"median": 2.8}, "previewOverPlan": 2.1}}
+    prod = {"noChangePreview": {"median": 7.0}, "previewOverPlan": 5.0}
+    rows = {r["figure"]: r for r in report.goals([_measured(100)], prod, split)}
+    assert (rows["up100"]["measured"], rows["up100"]["met"]) == ("10.0x", False)
+    assert (rows["up100"]["twoStacks"], rows["up100"]["twoStacksMet"]) == ("4.0x", True)
+    assert (rows["prodPreview"]["twoStacks"], rows["prodPreview"]["twoStacksMet"]) == ("2.8 s", True)
+    assert (rows["planVsPreview"]["twoStacks"], rows["planVsPreview"]["twoStacksMet"]) == ("2.1x faster", False)
+    # The split has no skip-checkpoints run: not measured, neither met nor missed.
+    assert (rows["skip1000"]["twoStacks"], rows["skip1000"]["twoStacksMet"]) == ("not measured", None)
+    assert rows["stateBytes"]["twoStacks"] == "2.5 KB / 4.26 MB in the platform stack (at 100)"
+    assert rows["stateBytes"]["twoStacksMet"] is False
+    lines = report.goal_rows(list(rows.values()))
+    assert lines[0].split() == ["figure", "before", "this", "run", "goal", "met", "two", "stacks", "met"]
+    assert lines[1].split()[-2:] == ["4.0x", "yes"]
+    # Without --split the table keeps its five columns.
+    assert "twoStacks" not in report.goals([_measured(100)], prod)[0]
+
+
 def test_state_by_type_says_where_the_state_goes() -> None:
     crd = {"type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "inputs": {"spec": "x" * 50},
            "outputs": {"spec": "x" * 50, "status": {}}}

@@ -643,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     report["marginal"] = marginal(sizes)
     report["targets"] = targets(sizes, prod)
-    report["goals"] = goals(sizes, prod)
+    report["goals"] = goals(sizes, prod, split)
     m = report["machine"]
     print(
         f"aiperf-kueue bench, real engine: {m['cores']} cores ({m['cpu'] or 'unknown CPU'}), load "

@@ -237,9 +237,30 @@ def _ratio(value: float | None, goal: float, *, at_most: bool = True) -> tuple[s
     return f"{value:.1f}x", (value <= goal if at_most else value >= goal)
 
 
-def goals(sizes: list[dict[str, Any]], prod: dict[str, Any] | None) -> list[dict[str, Any]]:
+def goals(
+    sizes: list[dict[str, Any]], prod: dict[str, Any] | None, split: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Issue 27's table: each figure as measured in this run, its earlier value, its goal and whether it is met
-    (``None``: not measured in this run, e.g. ``--quick`` has no 1,000 namespaces)."""
+    (``None``: not measured in this run, e.g. ``--quick`` has no 1,000 namespaces). With ``split`` (``--split``:
+    the same fleets as two stacks, the platform's and the fleet's), each row also says what the fleet stack
+    measured (``twoStacks``, ``twoStacksMet``): the layout docs/scale.md recommends for big fleets."""
+    single = _measure(sizes, prod)
+    two = _measure(split.get("sizes") or [], split.get("prod"), charts_elsewhere=True) if split else None
+    rows: list[dict[str, Any]] = []
+    for key, before, goal in GOALS:
+        row = {"figure": key, "label": GOAL_LABELS[key], "before": before, "measured": single[key][0], "goal": goal,
+               "met": single[key][1]}
+        if two is not None:
+            row["twoStacks"], row["twoStacksMet"] = two[key]
+        rows.append(row)
+    return rows
+
+
+def _measure(
+    sizes: list[dict[str, Any]], prod: dict[str, Any] | None, *, charts_elsewhere: bool = False
+) -> dict[str, tuple[str, bool | None]]:
+    """Each goal's figure and whether it is met, from one layout's sizes and prod. ``charts_elsewhere``: the fleet
+    stack of two, whose charts are the platform stack's state (counted as such, not as the fleet's zero bytes)."""
     by_size = {s["namespaces"]: s for s in sizes}
     largest = by_size[max(by_size)] if by_size else None
     measured: dict[str, tuple[str, bool | None]] = {}
@@ -250,7 +271,7 @@ def goals(sizes: list[dict[str, Any]], prod: dict[str, Any] | None) -> list[dict
         measured["up1000"] = (f"~{s1000['upOverKubectl']:.1f}x (extrapolated: not a measurement)", False)
     else:
         measured["up1000"] = _ratio(s1000["upOverKubectl"] if s1000 else None, 10)
-    measured["skip1000"] = _ratio(s1000["skipCheckpointsUpOverKubectl"] if s1000 else None, 2)
+    measured["skip1000"] = _ratio(s1000.get("skipCheckpointsUpOverKubectl") if s1000 else None, 2)
     if prod:
         preview = prod["noChangePreview"]["median"]
         measured["prodPreview"] = (f"{preview:.1f} s", preview <= 4)
@@ -259,8 +280,11 @@ def goals(sizes: list[dict[str, Any]], prod: dict[str, Any] | None) -> list[dict
         measured["prodPreview"] = measured["planVsPreview"] = ("not measured", None)
     if largest is not None and largest.get("stateBytesPerNamespace") is not None:
         per_ns, charts = largest["stateBytesPerNamespace"], largest["chartStateBytes"]["charts"]
+        where = ""
+        if charts_elsewhere:
+            charts, where = largest["platformUp"]["stateBytes"], " in the platform stack"
         measured["stateBytes"] = (
-            f"{per_ns / 1e3:.1f} KB / {charts / 1e6:.2f} MB (at {largest['namespaces']})",
+            f"{per_ns / 1e3:.1f} KB / {charts / 1e6:.2f} MB{where} (at {largest['namespaces']})",
             per_ns <= 3000 and charts <= 300_000,
         )
     else:
@@ -280,19 +304,20 @@ def goals(sizes: list[dict[str, Any]], prod: dict[str, Any] | None) -> list[dict
         )
     else:
         measured["oneNamespaceEdit"] = ("not measured", None)
-    return [
-        {"figure": key, "label": GOAL_LABELS[key], "before": before, "measured": measured[key][0], "goal": goal,
-         "met": measured[key][1]}
-        for key, before, goal in GOALS
-    ]
+    return measured
 
 
 def goal_rows(rows: list[dict[str, Any]]) -> list[str]:
-    """:func:`goals` as the issue's table, for the console."""
-    cells = [["figure", "before", "this run", "goal", "met"]]
+    """:func:`goals` as the issue's table, for the console (with the two-stack column when measured)."""
+    split = any("twoStacks" in r for r in rows)
+    cells = [["figure", "before", "this run", "goal", "met", *(["two stacks", "met"] if split else [])]]
+
+    def met(value: bool | None) -> str:
+        return "-" if value is None else ("yes" if value else "NO")
+
     for r in rows:
-        met = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
-        cells.append([r["label"], r["before"], r["measured"], r["goal"], met])
+        extra = [r.get("twoStacks", "-"), met(r.get("twoStacksMet"))] if split else []
+        cells.append([r["label"], r["before"], r["measured"], r["goal"], met(r["met"]), *extra])
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
 
