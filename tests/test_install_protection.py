@@ -14,7 +14,16 @@ import pytest
 
 from aiperf_kueue.cli import engine
 from aiperf_kueue.cli.engine import run_program
-from components.installs import CRD_TYPE, PVC_TYPE, SECRET_TYPE, leave_cert_data, protect_crds, retain_volumes
+from components.installs import (
+    CRD_TYPE,
+    PVC_TYPE,
+    SECRET_TYPE,
+    SERVICE_TYPE,
+    leave_cert_data,
+    protect_crds,
+    retain_volumes,
+    skip_service_await,
+)
 from tests.support import by_name, committed_run, stack_values
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
@@ -55,6 +64,31 @@ def test_webhook_cert_secrets_leave_their_data_to_the_controller() -> None:
     assert leave_cert_data(_args(CRD_TYPE)) is None
 
 
+def test_chart_services_are_not_awaited_and_keep_their_annotations_and_options() -> None:
+    props = {"metadata": {"name": "kueue-webhook-service", "annotations": {"a": "b"}}, "spec": {"ports": []}}
+    opts = pulumi.ResourceOptions(ignore_changes=["spec.clusterIP"])
+    name = "kueue-chart:kueue-system/kueue-webhook-service"
+    args = pulumi.ResourceTransformArgs(True, SERVICE_TYPE, name, props, opts)
+    result = skip_service_await(args)
+    assert result is not None
+    assert result.props == {
+        "metadata": {
+            "name": "kueue-webhook-service",
+            "annotations": {"a": "b", "pulumi.com/skipAwait": "true"},
+        },
+        "spec": {"ports": []},
+    }
+    assert result.opts is opts
+    # The chart's own props are not changed in place.
+    assert props["metadata"]["annotations"] == {"a": "b"}
+    bare = pulumi.ResourceTransformArgs(True, SERVICE_TYPE, "jobset-chart:x", {"metadata": {"name": "x"}}, None)
+    result = skip_service_await(bare)
+    assert result is not None
+    assert result.props["metadata"] == {"name": "x", "annotations": {"pulumi.com/skipAwait": "true"}}
+    assert skip_service_await(_args(DEPLOYMENT_TYPE)) is None
+    assert skip_service_await(_args(CRD_TYPE)) is None
+
+
 @pytest.mark.parametrize("type_", [DEPLOYMENT_TYPE, "kubernetes:core/v1:Service", "kubernetes:core/v1:Namespace"])
 def test_other_children_are_left_alone(type_: str) -> None:
     assert protect_crds(_args(type_)) is None
@@ -81,11 +115,11 @@ def _transforms(monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], secrets
 def test_every_chart_carries_the_transforms(monkeypatch: pytest.MonkeyPatch) -> None:
     values, secrets = stack_values("prod")
     seen = _transforms(monkeypatch, values, secrets)
-    assert seen["operator-chart"] == [retain_volumes, leave_cert_data, protect_crds]
-    assert seen["jobset-chart"] == [retain_volumes, leave_cert_data, protect_crds]
+    assert seen["operator-chart"] == [retain_volumes, leave_cert_data, skip_service_await, protect_crds]
+    assert seen["jobset-chart"] == [retain_volumes, leave_cert_data, skip_service_await, protect_crds]
     # Kueue's too: its CRDs protected, not the whole chart (protect would reach every object it renders, and a
     # changed manager config replaces the chart's ConfigMap: `pulumi up` would refuse).
-    assert seen["kueue-chart"] == [retain_volumes, leave_cert_data, protect_crds]
+    assert seen["kueue-chart"] == [retain_volumes, leave_cert_data, skip_service_await, protect_crds]
 
 
 def test_protect_crds_false_keeps_only_the_volumes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,8 +127,8 @@ def test_protect_crds_false_keeps_only_the_volumes(monkeypatch: pytest.MonkeyPat
     values["operator"] = {**values["operator"], "protectCrds": False}
     values["jobset"] = {"protectCrds": False}
     seen = _transforms(monkeypatch, values, secrets)
-    assert seen["operator-chart"] == [retain_volumes, leave_cert_data]
-    assert seen["jobset-chart"] == [retain_volumes, leave_cert_data]
+    assert seen["operator-chart"] == [retain_volumes, leave_cert_data, skip_service_await]
+    assert seen["jobset-chart"] == [retain_volumes, leave_cert_data, skip_service_await]
 
 
 def test_the_operator_namespace_that_holds_the_results_pvc_is_retained() -> None:

@@ -192,6 +192,25 @@ def test_chart_crds_are_protected_in_state(engine: EngineRun, report: Report) ->
     report.checks[f"protected CRDs {engine.name}"] = f"{len(crds)} CRDs protected in state"
 
 
+def test_chart_services_are_not_awaited(engine: EngineRun, report: Report) -> None:
+    """Every Service the charts render is annotated ``pulumi.com/skipAwait`` on the cluster (the transform reached
+    the chart's children): ``pulumi up`` waits for the Deployments and the readiness gate, not for each Service's
+    endpoints plus pulumi-kubernetes' 10-s settle."""
+    found = {}
+    for namespace in ("kueue-system", "jobset-system"):
+        for svc in engine.cluster.get_json("services", "-n", namespace)["items"]:
+            meta = svc["metadata"]
+            found[f"{namespace}/{meta['name']}"] = (meta.get("annotations") or {}).get("pulumi.com/skipAwait")
+    assert found == {
+        "kueue-system/kueue-controller-manager-metrics-service": "true",
+        "kueue-system/kueue-visibility-server": "true",
+        "kueue-system/kueue-webhook-service": "true",
+        "jobset-system/jobset-metrics-service": "true",
+        "jobset-system/jobset-webhook-service": "true",
+    }
+    report.checks[f"chart Services not awaited {engine.name}"] = f"{len(found)} Services annotated skipAwait"
+
+
 def test_destroy_is_refused_while_kueue_is_protected(engine: EngineRun, report: Report) -> None:
     # `pulumi destroy --yes` as users run it: its preview meets the protected CRDs and stops before any delete.
     # (The Automation API's destroy adds --skip-preview: then the engine deletes every unprotected resource,

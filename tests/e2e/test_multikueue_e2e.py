@@ -60,6 +60,8 @@ CONTROLLER_NAMESPACES = ("kueue-system", "jobset-system")
 NAMESPACE = "aiperf-benchmarks"
 PROBE = "mk-probe"
 WAIT = 240.0
+#: How long the AIPerfJob test looks for the manager's operator to move its job past Pending, in seconds.
+OPERATOR_LOOK = 60.0
 #: A secret's signature in Pulumi's state (the property-value wire format).
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 
@@ -529,7 +531,20 @@ def test_an_aiperfjob_on_the_manager_fails_its_node_check_or_reaches_a_worker_as
             }
             for side, cluster in (("manager", manager), ("worker", worker))
         }
-        fleet.aiperf_job = {"worker": worker_name, "objects": sides, "phase": _phase(manager, job_name)}
+        # MultiKueue copies the worker's JobSet status onto the manager's (Kueue 0.19.2 jobset_multikueue_adapter.go,
+        # SyncJob); 0.13.0 moves a Pending job to Initializing once its JobSet reports a worker pod ready
+        # (handle_jobset_progress_event). Bounded: what the manager's operator says once the pods run.
+        def manager_side() -> dict[str, Any]:
+            synced = (_get(manager, "jobset", name, "-n", NAMESPACE) or {}).get("status") or {}
+            ready = {r.get("name"): r.get("ready", 0) for r in synced.get("replicatedJobsStatus") or []}
+            return {"phase": _phase(manager, job_name), "jobSetReady": ready}
+
+        look = manager_side()
+        deadline = time.monotonic() + OPERATOR_LOOK
+        while look["phase"] == "Pending" and time.monotonic() < deadline:
+            time.sleep(1)
+            look = manager_side()
+        fleet.aiperf_job = {"worker": worker_name, "objects": sides, **look}
         assert sides == {
             "manager": {"configmap": True, "jobset": True},
             "worker": {"configmap": False, "jobset": True},
