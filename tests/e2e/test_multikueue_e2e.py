@@ -545,6 +545,10 @@ def test_an_aiperfjob_on_the_manager_fails_its_node_check_or_reaches_a_worker_as
             time.sleep(1)
             look = manager_side()
         fleet.aiperf_job = {"worker": worker_name, "objects": sides, **look}
+        # The manager's operator sees the run start: Initializing, from the readiness MultiKueue copied. It sees no
+        # Running: the benchmark's controller would push that to the AIPerfJob of the cluster it runs in, the worker's,
+        # which has none.
+        assert look == {"phase": "Initializing", "jobSetReady": {"controller": 1, "workers": 1}}
         assert sides == {
             "manager": {"configmap": True, "jobset": True},
             "worker": {"configmap": False, "jobset": True},
