@@ -69,10 +69,12 @@ def skip_service_await(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTra
     """Annotate a chart's Service ``pulumi.com/skipAwait: "true"``: created or updated, not waited for."""
     if args.type_ != SERVICE_TYPE:
         return None
+    # A chart renders plain values; anything else (an Output) is left as the chart made it, awaited.
     metadata = args.props.get("metadata") or {}
-    annotations = (metadata.get("annotations") or {}) if isinstance(metadata, dict) else None
-    if not isinstance(metadata, dict) or not isinstance(annotations, dict):
-        # A chart renders plain values; anything else (an Output) is left as the chart made it, awaited.
+    if not isinstance(metadata, dict):
+        return None
+    annotations = metadata.get("annotations") or {}
+    if not isinstance(annotations, dict):
         return None
     props = {**args.props, "metadata": {**metadata, "annotations": {**annotations, SKIP_AWAIT: "true"}}}
     return pulumi.ResourceTransformResult(props, args.opts)
