@@ -30,10 +30,21 @@ class KubeObject(pulumi.CustomResource):
     the next ``pulumi up --refresh``, instead of a server-side apply conflict.
     """
 
-    def __init__(self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
-        aliases: list[pulumi.Input[str | pulumi.Alias]] = [
-            pulumi.Alias(type_=t) for t in former_type_tokens(str(manifest["apiVersion"]), str(manifest["kind"]))
-        ]
+    def __init__(
+        self,
+        name: str,
+        manifest: dict[str, Any],
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        former_parent: pulumi.Input[str] | None = None,
+    ) -> None:
+        type_ = f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}"
+        former_types = former_type_tokens(str(manifest["apiVersion"]), str(manifest["kind"]))
+        aliases: list[pulumi.Input[str | pulumi.Alias]] = [pulumi.Alias(type_=t) for t in former_types]
+        if former_parent is not None:
+            # The same resource under the component it had before (whole URNs: the review's ``diff`` matches
+            # them as the engine does), under this type or a former one.
+            aliases += [pulumi.create_urn(name, t, parent=former_parent) for t in (type_, *former_types)]
         own = pulumi.ResourceOptions(version=PROVIDER_VERSION, aliases=aliases or None)
         opts = pulumi.ResourceOptions.merge(opts, own)
-        super().__init__(f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}", name, dict(manifest), opts)
+        super().__init__(type_, name, dict(manifest), opts)

@@ -1,4 +1,4 @@
-"""One benchmark namespace: the namespace (or a label patch of it) and its LocalQueues."""
+"""The stack's benchmark namespaces: each one's namespace (or a label patch of it), LocalQueues and RoleBinding."""
 
 from __future__ import annotations
 
@@ -11,14 +11,27 @@ import pulumi_kubernetes as k8s
 
 from components.kube import KubeObject
 
-TYPE = "aiperf-kueue:index:BenchmarkNamespace"
+TYPE = "aiperf-kueue:index:BenchmarkNamespaces"
+#: The component each namespace had of its own before (``ns-<namespace>``), until 2026-12-07: the children keep
+#: their live objects by aliases to their URNs under it.
+EARLIER_TYPE = "aiperf-kueue:index:BenchmarkNamespace"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
 
 
 @dataclass(frozen=True, kw_only=True)
+class BenchmarkNamespacesArgs:
+    """What every benchmark namespace waits for."""
+
+    access: pulumi.Resource | None = None
+    """The ClusterRole the namespaces' RoleBindings grant (``components.access``): created before the bindings."""
+    after: Sequence[pulumi.Resource] = ()
+    """What the LocalQueues wait for: the Kueue readiness gate."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class BenchmarkNamespaceArgs:
-    """The namespace manifest, its LocalQueues and the ClusterQueue they point at."""
+    """One namespace's manifest, its LocalQueues and the ClusterQueue they point at."""
 
     namespace: dict[str, Any]
     local_queues: Sequence[dict[str, Any]]
@@ -31,64 +44,79 @@ class BenchmarkNamespaceArgs:
     """The RoleBinding that grants the operator's benchmark pods their access in this namespace. Declared with
     ``operator.install: false`` too: the operator, wherever it is installed, runs its benchmarks here, and its
     chart makes this RBAC only in namespaces it is told about."""
-    access: pulumi.Resource | None = None
-    """The ClusterRole the binding grants (``components.access``): created before the binding."""
-    after: Sequence[pulumi.Resource] = ()
-    """What the LocalQueues wait for: the Kueue readiness gate."""
 
 
-class BenchmarkNamespace(pulumi.ComponentResource):
-    """Adding or removing a namespace touches only this component's children."""
+@dataclass(frozen=True)
+class NamespaceResources:
+    """What one benchmark namespace registered: its namespace resource and its LocalQueues by name."""
 
+    namespace: pulumi.CustomResource
     local_queues: dict[str, KubeObject]
-    """LocalQueue resources by name, for jobs to depend on."""
-    local_queue_names: list[str]
-    namespace_name: str
 
-    def __init__(self, name: str, args: BenchmarkNamespaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+
+class BenchmarkNamespaces(pulumi.ComponentResource):
+    """One component for every benchmark namespace, added one at a time (:meth:`add`): a namespace is three
+    resources (the Namespace, its LocalQueue, its RoleBinding), and a fleet's state and each step's checkpoint
+    carry no per-namespace component (docs/scale.md). Adding or removing a namespace touches only its own."""
+
+    def __init__(self, name: str, args: BenchmarkNamespacesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
+        self._name = name
+        self._args = args
+        # No outputs registered: nothing reads them.
+
+    def add(self, args: BenchmarkNamespaceArgs) -> NamespaceResources:
+        """Register one namespace's resources, named ``<component>-<namespace>-ns``, ``...-lq-<queue>`` and
+        ``...-rolebinding``: with the component named ``ns``, the names the earlier per-namespace component
+        ``ns-<namespace>`` gave them."""
         meta = args.namespace["metadata"]
+        name = f"{self._name}-{meta['name']}"
+        earlier = pulumi.create_urn(f"ns-{meta['name']}", EARLIER_TYPE)
         # A flip of ``create`` keeps the live namespace: each type is aliased to the other, so the engine
         # updates the one resource in place (a Namespace <-> a patch of its labels) instead of deleting the
-        # namespace, and every run in it, after the patch has been applied.
+        # namespace, and every run in it, after the patch has been applied. Each is aliased under the earlier
+        # component too.
+        own, other = (NAMESPACE, NAMESPACE_PATCH) if args.create else (NAMESPACE_PATCH, NAMESPACE)
+        aliases: list[pulumi.Input[str | pulumi.Alias]] = [
+            pulumi.Alias(type_=other),
+            *(pulumi.create_urn(f"{name}-ns", t, parent=earlier) for t in (own, other)),
+        ]
+        ns: pulumi.CustomResource
         if args.create:
-            ns: pulumi.Resource = k8s.core.v1.Namespace(
+            ns = k8s.core.v1.Namespace(
                 f"{name}-ns",
                 metadata=meta,
                 # Results of finished benchmarks live in the namespace.
-                opts=pulumi.ResourceOptions(
-                    parent=self, retain_on_delete=args.retain_on_delete, aliases=[pulumi.Alias(type_=NAMESPACE_PATCH)]
-                ),
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete, aliases=aliases),
             )
         else:
             # The namespace belongs to someone else: server-side apply only our labels.
             ns = k8s.core.v1.NamespacePatch(
-                f"{name}-ns",
-                metadata=meta,
-                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(type_=NAMESPACE)]),
+                f"{name}-ns", metadata=meta, opts=pulumi.ResourceOptions(parent=self, aliases=aliases)
             )
-        self.local_queue_names = [m["metadata"]["name"] for m in args.local_queues]
-        self.local_queues = {}
-        for manifest in args.local_queues:
-            self.local_queues[manifest["metadata"]["name"]] = KubeObject(
+        local_queues = {
+            manifest["metadata"]["name"]: KubeObject(
                 f"{name}-lq-{manifest['metadata']['name']}",
                 manifest,
                 pulumi.ResourceOptions(
                     parent=self,
-                    depends_on=[*args.after, ns, args.cluster_queue],
+                    depends_on=[*self._args.after, ns, args.cluster_queue],
                     # spec.clusterQueue is immutable (CEL self == oldSelf) and the name is fixed.
                     replace_on_changes=["spec.clusterQueue"],
                     delete_before_replace=True,
                 ),
+                former_parent=earlier,
             )
+            for manifest in args.local_queues
+        }
         if args.binding is not None:
             # The logical name the per-namespace Role's binding had: a stack deployed before replaces it in place
             # of deleting one binding and creating another (docs/operations.md).
+            access = [self._args.access] if self._args.access else []
             KubeObject(
                 f"{name}-rolebinding",
                 args.binding,
-                pulumi.ResourceOptions(parent=self, depends_on=[ns, *([args.access] if args.access else [])]),
+                pulumi.ResourceOptions(parent=self, depends_on=[ns, *access]),
+                former_parent=earlier,
             )
-        self.namespace_name = meta["name"]
-        # No outputs registered: nothing reads them, and a fleet keeps this component once per namespace in every
-        # checkpoint of its state.
+        return NamespaceResources(ns, local_queues)

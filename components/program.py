@@ -39,7 +39,12 @@ from components.multikueue import (
     checked_kubeconfig,
     worker_kubeconfig,
 )
-from components.namespace import BenchmarkNamespace, BenchmarkNamespaceArgs
+from components.namespace import (
+    BenchmarkNamespaceArgs,
+    BenchmarkNamespaces,
+    BenchmarkNamespacesArgs,
+    NamespaceResources,
+)
 from components.priorities import PriorityClasses, PriorityClassesArgs
 from components.queues import KueueQueues, KueueQueuesArgs
 from components.readiness import KueueReadinessGateArgs
@@ -205,27 +210,29 @@ def main() -> None:
     # The namespaces that hold jobs, then the jobs, then every other namespace, in batches: registered from a
     # coroutine the SDK awaits before the program ends (an Output's awaitable is waited for like any registration).
     # Declared all at once, 5,000 namespaces held every registration's futures, tasks and inputs alive together
-    # until the event loop drained them: `plan` peaked at 1.32 GiB. Awaiting each batch's last component lets the
-    # loop finish the batch first (docs/scale.md). Under `pulumi up` a component's registration returns at once: the
-    # program never waits for the cluster there. It does wait for the jobs: the SDK sends a job's registration only
-    # once its LocalQueue exists, and the engine works through registrations in the order they come, so jobs
+    # until the event loop drained them: `plan` peaked at 1.32 GiB. Awaiting each batch's last Namespace lets the
+    # loop finish the batch first (docs/scale.md). Under `pulumi up` that waits for the Namespace's create, which
+    # waits for nothing but its own API call. The program does wait for the jobs: the SDK sends a job's registration
+    # only once its LocalQueue exists, and the engine works through registrations in the order they come, so jobs
     # declared after a fleet's namespaces start last. Registered first and awaited (a resource's URN resolves once
     # the engine has applied it), the first benchmark starts early in a big update (docs/scale.md).
-    namespaces: dict[str, BenchmarkNamespace] = {}
+    namespaces: dict[str, NamespaceResources] = {}
     operator_fullname = installs.operator_fullname(config.operator)
     service_accounts = operator_objects.benchmark_service_accounts(a.entry for a in stack.jobs.admissions)
     job_manifests = stack.aiperf_jobs(loaded.secret_placeholders)
     # The benchmark pods' ClusterRole goes with the namespaces that bind it: in the fleet stack, not an installs-only
     # one.
-    access = (
-        None
-        if config.installs_only
-        else BenchmarkAccess(
+    namespace_group: BenchmarkNamespaces | None = None
+    if not config.installs_only:
+        access = BenchmarkAccess(
             "benchmark-access",
             BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(operator_fullname)),
             on_cluster,
         )
-    )
+        # Named "ns": its children keep the names each namespace's own component gave them before (docs/operations.md).
+        namespace_group = BenchmarkNamespaces(
+            "ns", BenchmarkNamespacesArgs(access=access.cluster_role, after=gate), on_cluster
+        )
 
     def job_resource(admission: JobAdmission, manifest: manifests.Manifest) -> JobResource:
         """The job, after its LocalQueue, its priority class, and the controllers that run it."""
@@ -245,13 +252,12 @@ def main() -> None:
         if not names:
             return
         # Only a stack with queues has namespaces, and it declares both of these.
-        assert queues is not None and access is not None
+        assert queues is not None and namespace_group is not None
         for cq in config.queues.cluster_queues:
             for ns in cq.namespaces:
                 if ns.name not in names:
                     continue
-                namespaces[ns.name] = BenchmarkNamespace(
-                    f"ns-{ns.name}",
+                namespaces[ns.name] = namespace_group.add(
                     BenchmarkNamespaceArgs(
                         namespace=manifests.namespace(ns, cq.name, submit.namespace_annotations(ns, default_queue)),
                         local_queues=[
@@ -263,13 +269,10 @@ def main() -> None:
                         binding=operator_objects.benchmark_binding(
                             ns.name, operator_fullname, service_accounts.get(ns.name, ())
                         ),
-                        access=access.cluster_role,
-                        after=gate,
                     ),
-                    on_cluster,
                 )
                 if len(namespaces) % NAMESPACE_BATCH == 0:
-                    await namespaces[ns.name].urn.future()
+                    await namespaces[ns.name].namespace.urn.future()
 
     async def namespaces_and_jobs() -> int:
         """Register the namespaces with jobs, their jobs, then the other namespaces; the number of namespaces."""
@@ -324,8 +327,7 @@ def main() -> None:
             **job_commands(job_manifests),  # per job: its AIPerfJob, and every run of it
             "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespace_names},
             "preemption": {
-                cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'"
-                for cq in cluster_queue_names
+                cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'" for cq in cluster_queue_names
             },
             "priorityClasses": "kubectl get workloadpriorityclasses",
             "kueueReady": (

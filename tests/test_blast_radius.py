@@ -126,24 +126,49 @@ def _add_namespace(cq: int, namespace: dict[str, Any], at: int | None = None) ->
 
 
 NEW_NAMESPACES = [
-    pytest.param(_add_namespace(0, {"name": "bench-new"}), "ns-bench-new", id="first-cq-appended"),
-    pytest.param(_add_namespace(1, {"name": "bench-new", "defaultQueue": True}), "ns-bench-new", id="default-queue"),
-    pytest.param(_add_namespace(2, {"name": "bench-new"}, at=0), "ns-bench-new", id="last-cq-prepended"),
-    pytest.param(_add_namespace(1, {"name": "shared-new", "create": False}), "ns-shared-new", id="existing-namespace"),
+    pytest.param(
+        _add_namespace(0, {"name": "bench-new"}), "ns-bench-new", "Namespace", ["aiperf-queue"], id="first-cq-appended"
+    ),
+    pytest.param(
+        _add_namespace(1, {"name": "bench-new", "defaultQueue": True}),
+        "ns-bench-new",
+        "Namespace",
+        ["aiperf-queue", "default"],
+        id="default-queue",
+    ),
+    pytest.param(
+        _add_namespace(2, {"name": "bench-new"}, at=0),
+        "ns-bench-new",
+        "Namespace",
+        ["aiperf-queue"],
+        id="last-cq-prepended",
+    ),
+    pytest.param(
+        _add_namespace(1, {"name": "shared-new", "create": False}),
+        "ns-shared-new",
+        "NamespacePatch",
+        ["aiperf-queue"],
+        id="existing-namespace",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("edit", "component"), NEW_NAMESPACES)
-def test_a_new_namespace_adds_only_its_own_resources(edit: Callable[[Values], None], component: str) -> None:
+@pytest.mark.parametrize(("edit", "prefix", "namespace_kind", "local_queues"), NEW_NAMESPACES)
+def test_a_new_namespace_adds_only_its_own_resources(
+    edit: Callable[[Values], None], prefix: str, namespace_kind: str, local_queues: list[str]
+) -> None:
     result = change(edit)
-    [added_component] = [u for u in result.added if result.after[u]["name"] == component]
-    assert result.after[added_component]["type"] == "aiperf-kueue:index:BenchmarkNamespace"
-    # The component and its children (namespace or its label patch, LocalQueues, RoleBinding).
-    assert result.added == {added_component} | _children(result, added_component)
-    assert {result.after[u]["type"].rsplit(":", 1)[-1] for u in _children(result, added_component)} >= {
-        "LocalQueue",
-        "RoleBinding",
-    }
+    # Under the stack's one BenchmarkNamespaces component (``ns``): the namespace (or its label patch), its
+    # LocalQueues and its RoleBinding; no component of its own.
+    added = sorted((result.after[u]["type"].rsplit(":", 1)[-1], result.after[u]["name"]) for u in result.added)
+    assert added == sorted(
+        [
+            *(("LocalQueue", f"{prefix}-lq-{q}") for q in local_queues),
+            (namespace_kind, f"{prefix}-ns"),
+            ("RoleBinding", f"{prefix}-rolebinding"),
+        ]
+    )
+    assert {result.after[u]["parent"].rsplit("::", 1)[-1] for u in result.added} == {"ns"}
     assert result.removed == set()
     # Nothing else changes: no ClusterQueue (its namespaceSelector is a label), no chart, no job.
     assert result.changed == set()

@@ -98,7 +98,9 @@ def test_local_queue_inputs_options_and_order() -> None:
     assert lq["dependsOn"] == sorted(
         resources[n]["urn"] for n in ("kueue-ready", "ns-bench-team-a-ns", "queues-cq-team-a")
     )
-    assert lq["parent"] == resources["ns-bench-team-a"]["urn"]
+    # Under the stack's one BenchmarkNamespaces component, whose name its own name starts with.
+    assert lq["parent"] == resources["ns"]["urn"]
+    assert resources["ns"]["type"] == "aiperf-kueue:index:BenchmarkNamespaces"
 
 
 def test_cluster_queues_wait_for_flavors_and_cohort() -> None:

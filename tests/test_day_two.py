@@ -76,10 +76,52 @@ def test_the_program_registers_the_aliases(tmp_path: Path) -> None:
     plan = planned(stack_doc("prod"), tmp_path, "prod")
     aliases = {r["name"]: r.get("aliases") for r in plan.resources}
     assert aliases["queues-cq-team-a"] == [{"type": "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"}]
-    assert aliases["ns-bench-team-a-ns"] == [{"type": "kubernetes:core/v1:NamespacePatch"}]
+    # Each namespace's resources are also aliased under the component each namespace had before (2026-12-07).
+    earlier = "urn:pulumi:prod::aiperf-kueue::aiperf-kueue:index:BenchmarkNamespace$"
+    assert aliases["ns-bench-team-a-ns"] == [
+        {"type": "kubernetes:core/v1:NamespacePatch"},
+        {"urn": f"{earlier}kubernetes:core/v1:Namespace::ns-bench-team-a-ns"},
+        {"urn": f"{earlier}kubernetes:core/v1:NamespacePatch::ns-bench-team-a-ns"},
+    ]
     # prod's ml-team-b namespace exists already (create: false): its patch is aliased to the Namespace.
-    assert aliases["ns-ml-team-b-ns"] == [{"type": "kubernetes:core/v1:Namespace"}]
+    assert aliases["ns-ml-team-b-ns"] == [
+        {"type": "kubernetes:core/v1:Namespace"},
+        {"urn": f"{earlier}kubernetes:core/v1:NamespacePatch::ns-ml-team-b-ns"},
+        {"urn": f"{earlier}kubernetes:core/v1:Namespace::ns-ml-team-b-ns"},
+    ]
+    assert aliases["ns-bench-team-a-lq-aiperf-queue"] == [
+        {"type": "kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue"},
+        {"urn": f"{earlier}kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::ns-bench-team-a-lq-aiperf-queue"},
+        {"urn": f"{earlier}kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue::ns-bench-team-a-lq-aiperf-queue"},
+    ]
+    assert aliases["ns-bench-team-a-rolebinding"] == [
+        {"urn": f"{earlier}kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::ns-bench-team-a-rolebinding"}
+    ]
     assert aliases["jobs-bench-team-a-llama-latency"] is None
+
+
+def test_leaving_the_per_namespace_component_changes_no_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dev`` as the program planned it until 2026-12-07 (``plan --out`` of commit 775748a, kept in
+    ``tests/earlier_plans/``: one ``BenchmarkNamespace`` component per namespace) against this checkout's: the
+    namespace's objects are carried over by their aliases, only the components come and go, nothing is
+    destructive (the same move runs on the real engine in ``tests/e2e/test_engine_day_two.py``)."""
+    report = tmp_path / "report.md"
+    base = str(ROOT / "tests" / "earlier_plans" / "dev-per-namespace-component")
+    assert cli.main(["diff", base, "dev", "--out", str(report), "--exit-code"]) == 3
+    capsys.readouterr()
+    text = report.read_text()
+    assert "1 to create, 0 to update, 0 to replace, 1 to delete" in text
+    assert "| create | `ns` | aiperf-kueue:index:BenchmarkNamespaces | — | — |" in text
+    assert "| delete | `ns-aiperf-benchmarks` | aiperf-kueue:index:BenchmarkNamespace | — | — |" in text
+    assert (
+        "- 3 resource(s) (`ns-aiperf-benchmarks-lq-aiperf-queue`, `ns-aiperf-benchmarks-ns`, "
+        "`ns-aiperf-benchmarks-rolebinding`) keep their live objects under a new parent "
+        "(`aiperf-kueue:index:BenchmarkNamespace` → `aiperf-kueue:index:BenchmarkNamespaces::ns`, by their "
+        "aliases): no change in the cluster."
+    ) in text
+    assert "### Destructive" not in text
 
 
 def test_kueue_v1beta1_to_v1beta2_updates_every_queue_object_in_place(tmp_path: Path) -> None:

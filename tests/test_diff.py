@@ -224,9 +224,8 @@ def test_identity_rules_apply_to_kubernetes_objects_and_chart_namespaces_only() 
 
 def test_adding_a_namespace_creates_only_that_namespaces_resources() -> None:
     diff = compare(prod(), fixture("add-namespace"))
-    assert diff.summary() == "4 to create, 0 to update, 0 to replace, 0 to delete"
+    assert diff.summary() == "3 to create, 0 to update, 0 to replace, 0 to delete"
     assert [(c.action, c.name, c.kind) for c in diff.changes] == [
-        ("create", "ns-bench-team-b2", ""),
         ("create", "ns-bench-team-b2-lq-aiperf-queue", "LocalQueue bench-team-b2/aiperf-queue"),
         ("create", "ns-bench-team-b2-ns", "Namespace bench-team-b2"),
         ("create", "ns-bench-team-b2-rolebinding", "RoleBinding bench-team-b2/aiperf-operator-benchmark-access"),

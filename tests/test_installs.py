@@ -383,15 +383,21 @@ def test_jobs_are_registered_before_the_namespaces_that_hold_none() -> None:
     then the rest, so the first benchmark starts early in a big update (docs/scale.md)."""
     values, secrets = stack_values("prod")
     run = run_program("prod", values, secrets)
-    kinds = ("aiperf-kueue:index:BenchmarkNamespace", "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob")
-    names = {r["urn"]: r["name"] for r in run.resources if r["type"] in kinds}
+    kinds = (
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:NamespacePatch",
+        "kubernetes:aiperf.nvidia.com/v1alpha1:AIPerfJob",
+    )
+    names = {
+        r["urn"]: r["name"] for r in run.resources if r["type"] in kinds and r["name"].startswith(("ns-", "jobs-"))
+    }
     sequence = [names[urn] for urn in run.order if urn in names]
     # Among themselves, jobs go out as their dependencies resolve, and so do the namespaces of one group (each
     # waits for its own options, e.g. its ClusterQueue's URN, before the SDK sends it; one make test saw the last
     # two swapped): compared as sets, each group's length as a list.
     assert [len(sequence[:2]), len(sequence[2:8]), len(sequence[8:])] == [2, 6, 2]
     assert (set(sequence[:2]), set(sequence[2:8]), set(sequence[8:])) == (
-        {"ns-bench-team-a", "ns-bench-research"},
+        {"ns-bench-team-a-ns", "ns-bench-research-ns"},
         {
             "jobs-bench-team-a-llama-latency",
             "jobs-bench-research-llama-sweep-c1",
@@ -400,7 +406,7 @@ def test_jobs_are_registered_before_the_namespaces_that_hold_none() -> None:
             "jobs-bench-research-llama-sweep-c128",
             "jobs-bench-research-llama-sweep-c1024",
         },
-        {"ns-bench-team-b", "ns-ml-team-b"},
+        {"ns-bench-team-b-ns", "ns-ml-team-b-ns"},
     )
 
 

@@ -31,7 +31,7 @@ OPERATOR_CHART = f"{URN}aiperf-kueue:index:AIPerfOperator$kubernetes:helm.sh/v4:
 OPERATOR_ENV = f"{URN}aiperf-kueue:index:AIPerfOperator$kubernetes:apps/v1:DeploymentPatch::operator-env"
 JOBSET_CHART = f"{URN}aiperf-kueue:index:JobSetInstall$kubernetes:helm.sh/v4:Chart::jobset-chart"
 KUEUE_READY = f"{URN}aiperf-kueue:index:KueueInstall$pulumi-python:dynamic/aiperf-kueue:KueueReadinessGate::kueue-ready"
-LOCAL_QUEUE = f"{URN}aiperf-kueue:index:BenchmarkNamespace$kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::ns-"
+LOCAL_QUEUE = f"{URN}aiperf-kueue:index:BenchmarkNamespaces$kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue::ns-"
 PRIORITY = (
     f"{URN}aiperf-kueue:index:PriorityClasses$kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass::priorities-"
 )

@@ -20,6 +20,7 @@ from aiperf_kueue.review.quota_diff import QUOTA_FIELDS, PoolRow, QuotaRow, pool
 from aiperf_kueue.review.resource_diff import (
     ACTIONS,
     LEGACY_SECRET,
+    AliasedMove,
     ResourceChange,
     aliased_moves,
     is_secret,
@@ -102,6 +103,29 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _move_notes(moves: list[AliasedMove]) -> list[str]:
+    """One note per resource carried over to a new type; one per parent change for all the resources it moves
+    (an earlier program's per-namespace component: a fleet's every namespace at once)."""
+    notes = [
+        f"`{m.name}` keeps its live object under a new type (`{m.old_type}` → `{m.new_type}`, by its aliases): "
+        "no change in the cluster."
+        for m in moves
+        if m.old_type != m.new_type
+    ]
+    by_parent: dict[tuple[str, str], list[str]] = {}
+    for m in moves:
+        if m.old_parent != m.new_parent:
+            old_type = m.old_parent.partition("::")[0] or "the stack"
+            by_parent.setdefault((old_type, m.new_parent or "the stack"), []).append(m.name)
+    for (old_type, new_parent), names in sorted(by_parent.items()):
+        shown = ", ".join(f"`{n}`" for n in names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+        notes.append(
+            f"{len(names):,} resource(s) ({shown}) keep their live objects under a new parent (`{old_type}` → "
+            f"`{new_parent}`, by their aliases): no change in the cluster."
+        )
+    return notes
+
+
 def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanDiff:
     """Compare BASE to HEAD; with ``base=None``, HEAD alone (everything to create)."""
     base_resources = base.resources if base is not None else []
@@ -147,14 +171,7 @@ def compare(base: Plan | None, head: Plan, notes: tuple[str, ...] = ()) -> PlanD
             )
         notes = (*notes, *_kueue_boundary(base_data, head.data), *shrinking_pools(pools, base_data, head.data))
     changes = tuple(resource_changes(base_resources, head_resources))
-    notes = (
-        *notes,
-        *(
-            f"`{name}` keeps its live object under a new type (`{old}` → `{new}`, by its aliases): no change in "
-            "the cluster."
-            for name, old, new in aliased_moves(base_resources, head_resources)
-        ),
-    )
+    notes = (*notes, *_move_notes(aliased_moves(base_resources, head_resources)))
     return PlanDiff(
         base=base,
         head=head,

@@ -314,9 +314,31 @@ def _quota_cell_named(change: FieldChange, *sides: Any) -> FieldChange:
     return change
 
 
-def aliased_moves(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
-    """``(name, old type, new type)`` of each resource the engine carries over to a new type by its aliases
-    with its inputs unchanged: no step, the live object untouched (a namespace's ``create`` flipped)."""
+@dataclass(frozen=True)
+class AliasedMove:
+    """A resource the engine carries over by its aliases with its inputs unchanged: no step, the live object
+    untouched (a namespace's ``create`` flipped; an earlier program's component left out of the parent chain)."""
+
+    name: str
+    old_type: str
+    new_type: str
+    old_parent: str
+    """The parent's ``<type>::<name>`` in BASE (empty: the stack)."""
+    new_parent: str
+
+
+def _parent_label(record: dict[str, Any]) -> str:
+    """``<last type>::<name>`` of the record's parent, from its URN; empty for the stack or none."""
+    parent = record.get("parent")
+    if not isinstance(parent, str) or "::" not in parent:
+        return ""
+    chain, _, name = parent.rpartition("::")
+    own_type = chain.rpartition("::")[2].rpartition("$")[2]
+    return "" if own_type == "pulumi:pulumi:Stack" else f"{own_type}::{name}"
+
+
+def aliased_moves(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[AliasedMove]:
+    """Each resource the engine carries over to a new type or parent by its aliases with its inputs unchanged."""
     old_by_key = {resource_key(r["urn"]): r for r in base}
     head_keys = {resource_key(r["urn"]) for r in head}
     moves = []
@@ -325,8 +347,9 @@ def aliased_moves(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> lis
             continue
         former = next((k for k in alias_keys(new) if k in old_by_key and k not in head_keys), None)
         if former is not None and not field_changes(old_by_key[former].get("inputs"), new.get("inputs")):
-            moves.append((new["name"], old_by_key[former]["type"], new["type"]))
-    return sorted(moves)
+            old = old_by_key[former]
+            moves.append(AliasedMove(new["name"], old["type"], new["type"], _parent_label(old), _parent_label(new)))
+    return sorted(moves, key=lambda m: m.name)
 
 
 def resource_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[ResourceChange]:

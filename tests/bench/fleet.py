@@ -16,13 +16,13 @@ from typing import Any
 #: Kueue (component, namespace, chart, readiness gate), JobSet (component, namespace,
 #: chart), the operator (component, namespace, chart, Deployment patch), the queues
 #: component with its cohort, the priority-classes component with its classes,
-#: the AIPerfJobs component, the benchmark-access component with its ClusterRole, and the stack's
-#: Kubernetes provider.
-_FIXED = 4 + 3 + 4 + 1 + 1 + 1 + 1 + 2 + 1
+#: the AIPerfJobs component, the benchmark-access component with its ClusterRole, the namespaces
+#: component, and the stack's Kubernetes provider.
+_FIXED = 4 + 3 + 4 + 1 + 1 + 1 + 1 + 2 + 1 + 1
 POOLS = 3
 PRIORITY_CLASSES = 2
-#: Per benchmark namespace: the component, the Namespace, one LocalQueue, the RoleBinding.
-PER_NAMESPACE = 4
+#: Per benchmark namespace: the Namespace, one LocalQueue, the RoleBinding.
+PER_NAMESPACE = 3
 #: Every fourth namespace also gets Kueue's ``default`` LocalQueue.
 DEFAULT_QUEUE_EVERY = 4
 SWEEP_POINTS = (1, 8, 32, 128)

@@ -246,7 +246,12 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
     from aiperf_kueue.installs import operator_objects
     from components.access import BenchmarkAccess, BenchmarkAccessArgs
     from components.kube import KubeObject
-    from components.namespace import TYPE, BenchmarkNamespace, BenchmarkNamespaceArgs
+    from components.namespace import (
+        EARLIER_TYPE,
+        BenchmarkNamespaceArgs,
+        BenchmarkNamespaces,
+        BenchmarkNamespacesArgs,
+    )
 
     namespace, fullname = "rbac-move", "aiperf-operator"
     role_rules = [dict(rule) for rule in operator_objects.BENCHMARK_RULES]
@@ -271,7 +276,7 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
         """The earlier BenchmarkNamespace's shape: the namespace, the Role and the RoleBinding."""
 
         def __init__(self, name: str, opts: pulumi.ResourceOptions) -> None:
-            super().__init__(TYPE, name, None, opts)
+            super().__init__(EARLIER_TYPE, name, None, opts)
             ns = k8s.core.v1.Namespace(
                 f"{name}-ns", metadata=manifest["metadata"], opts=pulumi.ResourceOptions(parent=self)
             )
@@ -289,17 +294,15 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
             BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(fullname)),
             opts,
         )
-        BenchmarkNamespace(
-            "ns-rbac-move",
+        group = BenchmarkNamespaces("ns", BenchmarkNamespacesArgs(access=access.cluster_role), opts)
+        group.add(
             BenchmarkNamespaceArgs(
                 namespace=manifest,
                 local_queues=[],
                 cluster_queue=access,  # no LocalQueue here: nothing waits for a ClusterQueue
                 retain_on_delete=False,
                 binding=operator_objects.benchmark_binding(namespace, fullname),
-                access=access.cluster_role,
             ),
-            opts,
         )
 
     stack = engine.small_stack("rbac-move", program)
@@ -331,14 +334,24 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
     record = step_recorder(steps)
     assert stack.up(on_event=record, color="never").summary.result == "succeeded"
     changed = [s for s in steps if s[0] not in ("same", "refresh")]
-    # The new binding exists before the old one goes; nothing orders the Role's delete against the old binding's.
-    assert changed[:4] == [
+    # The new binding exists before the old one goes (it waits for the ClusterRole); the deletes come last, and
+    # nothing orders the Role's delete against the old binding's. The earlier per-namespace component goes too.
+    creates, deletes = changed[:5], changed[5:]
+    assert sorted(creates) == [
         ("create", "benchmark-access"),
         ("create", "benchmark-access-clusterrole"),
+        ("create", "ns"),
         ("create-replacement", "ns-rbac-move-rolebinding"),
         ("replace", "ns-rbac-move-rolebinding"),
     ]
-    assert sorted(changed[4:]) == [("delete", "ns-rbac-move-role"), ("delete-replaced", "ns-rbac-move-rolebinding")]
+    assert creates.index(("create", "benchmark-access-clusterrole")) < creates.index(
+        ("create-replacement", "ns-rbac-move-rolebinding")
+    )
+    assert sorted(deletes) == [
+        ("delete", "ns-rbac-move"),
+        ("delete", "ns-rbac-move-role"),
+        ("delete-replaced", "ns-rbac-move-rolebinding"),
+    ]
     assert allowed() == expected_access
     assert dev.cluster.get_json("namespace", namespace)["metadata"]["uid"] == uid
     bindings = dev.cluster.get_json("rolebindings", "-n", namespace)["items"]
@@ -347,4 +360,115 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
     ]
     assert dev.cluster.get_json("roles", "-n", namespace)["items"] == []
     report.checks["day two: benchmark Role to one ClusterRole"] = f"steps {changed}; access kept; same namespace UID"
+    assert stack.destroy(color="never").summary.result == "succeeded"
+
+
+def test_leaving_the_per_namespace_component_keeps_every_object(
+    dev: EngineRun, binaries: dict[str, str], report: Report
+) -> None:
+    """A stack deployed by an earlier version of this program has one ``BenchmarkNamespace`` component per benchmark
+    namespace (``ns-<namespace>``), the parent of its Namespace, LocalQueue and RoleBinding; this version keeps them
+    under one ``ns`` component for the stack (``BenchmarkNamespaces``). On the real engine (a program of the earlier
+    shape, as ``components/namespace.py`` registered it until 2026-12-07, then the real component, on dev's
+    cluster): the objects are carried over by their aliases, untouched (same UIDs, no step of theirs), and only the
+    components come and go."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from aiperf_kueue.installs import operator_objects
+    from components.access import BenchmarkAccess, BenchmarkAccessArgs
+    from components.kube import KubeObject
+    from components.namespace import (
+        EARLIER_TYPE,
+        NAMESPACE_PATCH,
+        BenchmarkNamespaceArgs,
+        BenchmarkNamespaces,
+        BenchmarkNamespacesArgs,
+    )
+
+    namespace, fullname, name = "parent-move", "aiperf-operator", "ns-parent-move"
+    manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    local_queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "aiperf-queue", "namespace": namespace},
+        "spec": {"clusterQueue": "benchmarks"},
+    }
+    binding = operator_objects.benchmark_binding(namespace, fullname)
+    engine = Engine(binaries, OUT / "engine" / "parent-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    moved = {"on": False}
+
+    class EarlierNamespace(pulumi.ComponentResource):
+        """The earlier BenchmarkNamespace: its children as it registered them (names, options, aliases)."""
+
+        def __init__(self, access: pulumi.Resource, opts: pulumi.ResourceOptions) -> None:
+            super().__init__(EARLIER_TYPE, name, None, opts)
+            ns = k8s.core.v1.Namespace(
+                f"{name}-ns",
+                metadata=manifest["metadata"],
+                opts=pulumi.ResourceOptions(
+                    parent=self, retain_on_delete=False, aliases=[pulumi.Alias(type_=NAMESPACE_PATCH)]
+                ),
+            )
+            KubeObject(
+                f"{name}-lq-aiperf-queue",
+                local_queue,
+                pulumi.ResourceOptions(
+                    parent=self, depends_on=[ns], replace_on_changes=["spec.clusterQueue"], delete_before_replace=True
+                ),
+            )
+            KubeObject(f"{name}-rolebinding", binding, pulumi.ResourceOptions(parent=self, depends_on=[ns, access]))
+
+    def program() -> None:
+        cluster = k8s.Provider("cluster", context=CONTEXT, kubeconfig=str(dev.cluster.kubeconfig))
+        opts = pulumi.ResourceOptions(provider=cluster)
+        access = BenchmarkAccess(
+            "benchmark-access",
+            BenchmarkAccessArgs(cluster_role=operator_objects.benchmark_cluster_role(fullname)),
+            opts,
+        )
+        if not moved["on"]:
+            EarlierNamespace(access.cluster_role, opts)
+            return
+        group = BenchmarkNamespaces("ns", BenchmarkNamespacesArgs(access=access.cluster_role), opts)
+        group.add(
+            BenchmarkNamespaceArgs(
+                namespace=manifest,
+                local_queues=[local_queue],
+                cluster_queue=access,  # the ClusterQueue is dev's: nothing of this stack to wait for
+                retain_on_delete=False,
+                binding=binding,
+            ),
+        )
+
+    def uids() -> dict[str, str]:
+        out = {"namespace": dev.cluster.get_json("namespace", namespace)["metadata"]["uid"]}
+        for kind in ("localqueues.kueue.x-k8s.io", "rolebindings"):
+            for item in dev.cluster.get_json(kind, "-n", namespace)["items"]:
+                out[f"{item['kind']}/{item['metadata']['name']}"] = item["metadata"]["uid"]
+        return out
+
+    stack = engine.small_stack("parent-move", program)
+    assert stack.up(color="never").summary.result == "succeeded"
+    before = uids()
+    assert sorted(before) == ["LocalQueue/aiperf-queue", "RoleBinding/aiperf-operator-benchmark-access", "namespace"]
+    moved["on"] = True
+    steps: list[tuple[str, str]] = []
+    record = step_recorder(steps, providers=False)
+    stack.preview(on_event=record, color="never")
+    previewed = sorted(s for s in steps if s[0] != "same")
+    assert previewed == [("create", "ns"), ("delete", name)]
+    steps.clear()
+    assert stack.up(on_event=record, color="never").summary.result == "succeeded"
+    assert sorted(s for s in steps if s[0] != "same") == previewed
+    # The three objects took no step but "same", now under the one component.
+    same = sorted(s[1] for s in steps if s[0] == "same")
+    assert [n for n in same if n.startswith(name)] == [f"{name}-lq-aiperf-queue", f"{name}-ns", f"{name}-rolebinding"]
+    assert uids() == before
+    parents = {r["urn"].rsplit("::", 1)[1]: r.get("parent", "") for r in engine.export(stack)["resources"]}
+    assert {parents[f"{name}-{child}"].rsplit("::", 1)[1] for child in ("ns", "lq-aiperf-queue", "rolebinding")} == {
+        "ns"
+    }
+    assert name not in parents
+    report.checks["day two: per-namespace component to one"] = f"steps {previewed}; same UIDs: {sorted(before)}"
     assert stack.destroy(color="never").summary.result == "succeeded"
