@@ -160,6 +160,19 @@ def test_goals_say_what_the_fleet_stack_of_two_measured_beside_the_single_stack(
     assert "twoStacks" not in report.goals([_measured(100)], prod)[0]
 
 
+def test_split_only_at_1000_namespaces_fills_the_two_stacks_column_alone() -> None:
+    """``--split-only --sizes 1000``: no one-stack fleet, no prod; the fleet stack's up with and without checkpoints."""
+    fleet = _measured(1000)
+    fleet["upOverKubectl"], fleet["skipCheckpointsUpOverKubectl"] = 12.5, 1.5
+    fleet["platformUp"] = {"seconds": 30.0, "stateBytes": 4_300_000}
+    rows = {r["figure"]: r for r in report.goals([], None, {"sizes": [fleet], "prod": None})}
+    assert (rows["up1000"]["measured"], rows["up1000"]["met"]) == ("not measured", None)
+    assert (rows["up1000"]["twoStacks"], rows["up1000"]["twoStacksMet"]) == ("12.5x", False)
+    assert (rows["skip1000"]["twoStacks"], rows["skip1000"]["twoStacksMet"]) == ("1.5x", True)
+    assert (rows["up100"]["twoStacks"], rows["up100"]["twoStacksMet"]) == ("not measured", None)
+    assert rows["stateBytes"]["twoStacks"] == "2.5 KB / 4.30 MB in the platform stack (at 1000)"
+
+
 def test_state_by_type_says_where_the_state_goes() -> None:
     crd = {"type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "inputs": {"spec": "x" * 50},
            "outputs": {"spec": "x" * 50, "status": {}}}

@@ -443,13 +443,16 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
     """The two-stack layout (issue 27's "CRDs out of the per-step state", measured): on one fresh cluster, the
     *platform* stack (installs only: the size's config with ``queues``, ``jobs`` and ``priorityClasses`` left out) is
     ``pulumi up``-ed; then ``kubectl apply`` of the fleet's plan, the namespaces deleted; then the *fleet* stack (the
-    size's config with ``install: false`` for Kueue and JobSet, so its state holds no chart) ``pulumi up``-ed as users
-    run it, checkpoints on; its no-change preview and the one-namespace edit. Same fleet, same objects as
-    :func:`bench_size`'s checkpointed ``up``."""
+    size's config with ``install: false`` for Kueue and JobSet, so its state holds no chart) ``pulumi up``-ed with the
+    per-step checkpoints off, back to no benchmark namespace (checkpoints off), the namespaces deleted, and ``pulumi
+    up``-ed again as users run it, checkpoints on; its no-change preview and the one-namespace edit. Same fleet, same
+    objects as :func:`bench_size`'s, in the same order."""
     name = f"split-{namespaces}"
     full_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}.yaml", fleet_config(namespaces))
+    empty_file = write_stack_file(BENCH / "stacks" / f"Pulumi.{name}-empty.yaml", fleet_config(0))
     full = e2e_config(full_file, KUEUE_MODULE, JOBSET_MODULE)
     platform, fleet_only = installs_only(full), installed_elsewhere(full)
+    fleet_empty = installed_elsewhere(e2e_config(empty_file, KUEUE_MODULE, JOBSET_MODULE))
     plan_seconds, plan, objects, bench_namespaces = _planned_fleet(name, fleet_only)
     out: dict[str, Any] = {
         "namespaces": namespaces,
@@ -460,7 +463,9 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
     with fresh_cluster(name, binaries) as cluster:
         create_nodes(cluster, node_objects(declared_pools(full_file)))
         start_operator_for(cluster, plan, venv)
-        platform, fleet_only = ({f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (platform, fleet_only))
+        platform, fleet_only, fleet_empty = (
+            {f"{PROJECT}:cluster": cluster_config(cluster), **c} for c in (platform, fleet_only, fleet_empty)
+        )
         with engine_on(f"{name}-platform", cluster, binaries, platform, plan) as base:
             seconds, _ = _up(base, "platform stack")
             out["platformUp"] = {"seconds": seconds, "stateBytes": base.state_bytes()}
@@ -469,6 +474,22 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
             out["namespaceCleanupSeconds"] = _clear_namespaces(cluster, bench_namespaces)
             _echo(f"{name}: kubectl apply {kubectl['seconds']:.1f} s")
             run = _stack_beside(base, name, fleet_only, plan, binaries)
+            with skip_checkpoints(run):
+                out["pulumiUpSkipCheckpoints"] = skip = _measured_up(
+                    run, cluster, "fleet stack, no checkpoints", admission_timeout
+                )
+            out["skipCheckpointsUpOverKubectl"] = skip["seconds"] / kubectl["seconds"]
+            _echo(f"{name}: fleet stack up without checkpoints {skip['seconds']:.1f} s "
+                  f"({out['skipCheckpointsUpOverKubectl']:.1f}x kubectl)")
+            run.set_config(fleet_empty)
+            with skip_checkpoints(run):
+                seconds, result = _up(run, "fleet stack, no namespaces")
+            out["pulumiRemoveSkipCheckpoints"] = {
+                "seconds": seconds, "changes": op_counts(result.summary.resource_changes),
+            }
+            # The benchmark namespaces (and the jobs in them) are retained on delete: gone only by hand.
+            out["namespaceCleanupSeconds2"] = _clear_namespaces(cluster, bench_namespaces)
+            run.set_config(fleet_only)
             out["pulumiUp"] = up = _measured_up(run, cluster, "fleet stack", admission_timeout)
             out["upOverKubectl"] = up["seconds"] / kubectl["seconds"]
             final_state = json.loads(run.state_file.read_text())
@@ -581,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--split", action="store_true", help="also each size with the charts in a stack of their own (bench_split)"
     )
+    parser.add_argument(
+        "--split-only",
+        action="store_true",
+        help="only the two-stack layout (implies --split): the one-stack fleets and prod are not measured",
+    )
     parser.add_argument("--admission-timeout", type=float, default=180, help="seconds to wait for an admission")
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
     args = parser.parse_args(argv)
@@ -588,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     args.json = args.json.resolve()
     if args.quick:
         args.sizes = ",".join(map(str, QUICK_SIZES))
+    args.split = args.split or args.split_only
     manifest = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
     if not manifest.is_file():
         raise SystemExit(f"{manifest} not found: run `make e2e-build` first")
@@ -597,11 +624,14 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no AIPerf operator virtualenv at {venv}: run `make oracle` first")
     load_before = os.getloadavg()
     started = time.monotonic()
-    prod = None if args.no_prod else bench_prod(binaries, venv, max(1, args.repeat), args.admission_timeout)
+    single = not args.split_only
+    prod = (
+        bench_prod(binaries, venv, max(1, args.repeat), args.admission_timeout) if single and not args.no_prod else None
+    )
     sizes = [
         bench_size(int(n), binaries, venv, args.admission_timeout, args.up_cap or None)
         for n in args.sizes.split(",")
-        if n.strip()
+        if n.strip() and single
     ]
     sizes.sort(key=lambda s: int(s["namespaces"]))
     split: dict[str, Any] | None = (
