@@ -439,7 +439,19 @@ def _finish_size(out: dict[str, Any]) -> None:
     )
 
 
-def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float) -> dict[str, Any]:
+def _record_state(out: dict[str, Any], run: EngineRun, namespaces: int) -> None:
+    """The fleet stack's state after a whole ``up``: its size, the charts' part (none: the platform stack holds
+    them), per resource type, and per benchmark namespace (the whole fleet state: it holds no platform)."""
+    final_state = json.loads(run.state_file.read_text())
+    out["finalStateBytes"] = run.state_bytes()
+    out["chartStateBytes"] = chart_state_bytes(final_state)
+    out["stateByType"] = state_by_type(final_state)
+    out["stateBytesPerNamespace"] = out["finalStateBytes"] / namespaces
+
+
+def bench_split(
+    namespaces: int, binaries: Mapping[str, str], venv: Path, admission_timeout: float, up_cap: float | None = None
+) -> dict[str, Any]:
     """The two-stack layout (issue 27's "CRDs out of the per-step state", measured): on one fresh cluster, the
     *platform* stack (installs only: the size's config with ``queues``, ``jobs`` and ``priorityClasses`` left out) is
     ``pulumi up``-ed; then ``kubectl apply`` of the fleet's plan, the namespaces deleted; then the *fleet* stack (the
@@ -478,9 +490,9 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
                 out["pulumiUpSkipCheckpoints"] = skip = _measured_up(
                     run, cluster, "fleet stack, no checkpoints", admission_timeout
                 )
-            out["skipCheckpointsUpOverKubectl"] = skip["seconds"] / kubectl["seconds"]
+            _record_state(out, run, namespaces)
             _echo(f"{name}: fleet stack up without checkpoints {skip['seconds']:.1f} s "
-                  f"({out['skipCheckpointsUpOverKubectl']:.1f}x kubectl)")
+                  f"({skip['seconds'] / kubectl['seconds']:.1f}x kubectl)")
             run.set_config(fleet_empty)
             with skip_checkpoints(run):
                 seconds, result = _up(run, "fleet stack, no namespaces")
@@ -490,21 +502,19 @@ def bench_split(namespaces: int, binaries: Mapping[str, str], venv: Path, admiss
             # The benchmark namespaces (and the jobs in them) are retained on delete: gone only by hand.
             out["namespaceCleanupSeconds2"] = _clear_namespaces(cluster, bench_namespaces)
             run.set_config(fleet_only)
-            out["pulumiUp"] = up = _measured_up(run, cluster, "fleet stack", admission_timeout)
-            out["upOverKubectl"] = up["seconds"] / kubectl["seconds"]
-            final_state = json.loads(run.state_file.read_text())
-            out["finalStateBytes"] = run.state_bytes()
-            out["chartStateBytes"] = chart_state_bytes(final_state)
-            out["stateByType"] = state_by_type(final_state)
-            out["stateBytesPerNamespace"] = out["finalStateBytes"] / namespaces
-            _echo(f"{name}: fleet stack up {up['seconds']:.1f} s ({up['created']} created, "
-                  f"{out['upOverKubectl']:.1f}x kubectl); first admitted after {up['firstAdmittedSeconds']}; "
-                  f"state {out['finalStateBytes']} bytes")
-            out["noChangePreview"] = preview = _preview(run)
-            _echo(f"{name}: fleet stack no-change preview {preview['seconds']:.1f} s ({preview['same']} same)")
-            out["oneNamespaceEdit"] = edit = _one_namespace_edit(run, cluster, namespaces, charts_elsewhere=True)
-            _echo(f"{name}: one-namespace edit: kubectl {edit['kubectlSeconds']:.1f} s, preview "
-                  f"{edit['previewSeconds']:.1f} s, up {edit['upSeconds']:.1f} s")
+            out["pulumiUp"] = up = _measured_up(run, cluster, "fleet stack", admission_timeout, up_cap)
+            if not up["stopped"]:
+                _record_state(out, run, namespaces)
+            _finish_size(out)
+            _echo(f"{name}: fleet stack up {up['seconds']:.1f} s ({up['created']} created"
+                  f"{', STOPPED at the cap' if up['stopped'] else ''}, {out['upOverKubectl']:.1f}x kubectl); first "
+                  f"admitted after {up['firstAdmittedSeconds']}; state {out['finalStateBytes']} bytes")
+            if not up["stopped"]:
+                out["noChangePreview"] = preview = _preview(run)
+                _echo(f"{name}: fleet stack no-change preview {preview['seconds']:.1f} s ({preview['same']} same)")
+                out["oneNamespaceEdit"] = edit = _one_namespace_edit(run, cluster, namespaces, charts_elsewhere=True)
+                _echo(f"{name}: one-namespace edit: kubectl {edit['kubectlSeconds']:.1f} s, preview "
+                      f"{edit['previewSeconds']:.1f} s, up {edit['upSeconds']:.1f} s")
         stop_operator(cluster)
     return out
 
@@ -638,7 +648,9 @@ def main(argv: list[str] | None = None) -> int:
         {
             "prod": None if args.no_prod else bench_prod_split(binaries, venv, max(1, args.repeat)),
             "sizes": [
-                bench_split(int(n), binaries, venv, args.admission_timeout) for n in args.sizes.split(",") if n.strip()
+                bench_split(int(n), binaries, venv, args.admission_timeout, args.up_cap or None)
+                for n in args.sizes.split(",")
+                if n.strip()
             ],
         }
         if args.split
