@@ -355,3 +355,31 @@ def test_bad_cluster_config_is_one_clear_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"{path}: {message}"]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_parent_move_is_one_note_for_every_resource_it_moves(tmp_path: Path) -> None:
+    """prod's 13 namespace resources, as the earlier program placed them (each under its namespace's own
+    component: the URN each one's alias names), against this checkout's: one note for all of them."""
+    head = planned(stack_doc("prod"), tmp_path, "prod")
+    earlier_type = "aiperf-kueue:index:BenchmarkNamespace"
+    base: list[dict[str, Any]] = []
+    for record in copy.deepcopy(head.resources):
+        if record["type"] == "aiperf-kueue:index:BenchmarkNamespaces":
+            continue
+        former = [a["urn"] for a in record.get("aliases") or [] if f"${record['type']}::" in a.get("urn", "")]
+        if former:
+            [record["urn"]] = former
+            meta = record["inputs"]["metadata"]
+            namespace = meta.get("namespace", meta["name"])
+            record["parent"] = f"urn:pulumi:prod::aiperf-kueue::{earlier_type}::ns-{namespace}"
+            record.pop("aliases")
+        base.append(record)
+    diff = compare(Plan("earlier", base, head.data), head)
+    assert [(c.action, c.name) for c in diff.changes] == [("create", "ns")]
+    assert diff.notes == (
+        "13 resource(s) (`ns-bench-research-lq-aiperf-queue`, `ns-bench-research-ns`, "
+        "`ns-bench-research-rolebinding` and 10 more) keep their live objects under a new parent "
+        "(`aiperf-kueue:index:BenchmarkNamespace` → `aiperf-kueue:index:BenchmarkNamespaces::ns`, by their "
+        "aliases): no change in the cluster.",
+    )
+    assert diff.destructive == ()
