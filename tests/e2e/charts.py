@@ -100,6 +100,18 @@ def image_of(deployment: Mapping[str, Any]) -> str:
     return str(next((x for x in containers if x.get("name") == "manager"), containers[0])["image"])
 
 
+def of_template(pod: Mapping[str, Any], deployment: Mapping[str, Any]) -> bool:
+    """Whether ``pod`` was made from ``deployment``'s current pod template: the same container images and every
+    annotation of the template (a chart's config checksum), as a ReplicaSet of the current revision makes it."""
+    template = deployment["spec"]["template"]
+    images = [x.get("image") for x in template["spec"]["containers"]]
+    if [x.get("image") for x in pod["spec"]["containers"]] != images:
+        return False
+    wanted = (template.get("metadata") or {}).get("annotations") or {}
+    have = pod["metadata"].get("annotations") or {}
+    return all(have.get(k) == v for k, v in wanted.items())
+
+
 def binary_for(c: ChartController, deployment: Mapping[str, Any], built: Mapping[str, Any]) -> tuple[str, str]:
     """``(binary name, version)`` for the release ``deployment`` runs: its image's tag when that is a version
     (``v0.15.0``); else its ``app.kubernetes.io/version`` label, the chart's version (the Go module zips' charts
@@ -229,12 +241,16 @@ class ChartControllers:
 
     def _step(self, c: ChartController) -> None:
         pods = self._pods(c)
+        deployment = self.kube.deployment(c.namespace, c.deployment)
         for pod in pods:
             if pod["metadata"].get("deletionTimestamp"):
-                # The kubelet's part of a graceful delete: stop the container, then remove the pod for good.
-                self._stop_process(c)
+                # The kubelet's part of a graceful delete: stop the container, then remove the pod for good. A pod
+                # of an earlier template that a rollout scales away is not the process's: the process already
+                # stands for the new pod (restarted below on the new image or configuration), and stopping it
+                # then left the webhook refusing calls after the readiness gate had passed (a Kueue upgrade).
+                if deployment is None or of_template(pod, deployment):
+                    self._stop_process(c)
                 self.kube.delete_pod_now(c.namespace, pod["metadata"]["name"])
-        deployment = self.kube.deployment(c.namespace, c.deployment)
         if deployment is None or deployment["metadata"].get("deletionTimestamp"):
             # Uninstalled (pulumi destroy): the controller goes with its pods.
             self._stop_process(c)
