@@ -333,27 +333,14 @@ def bench_size(
             run.set_config(full)
             with skip_checkpoints(run):
                 out["pulumiUpSkipCheckpoints"] = skip = _measured_up(run, cluster, "no checkpoints", admission_timeout)
-            out["finalStateBytes"] = run.state_bytes()
-            final_state = json.loads(run.state_file.read_text())
-            out["chartStateBytes"] = chart_state_bytes(final_state)
-            out["stateByType"] = state_by_type(final_state)
-            # Every benchmark namespace's share of the state (its Namespace, LocalQueue, RoleBinding,
-            # component; the few jobs counted in): what each checkpoint rewrites per namespace.
-            out["stateBytesPerNamespace"] = (out["finalStateBytes"] - out["platformUp"]["stateBytes"]) / namespaces
+            _record_state(out, run, namespaces, out["platformUp"]["stateBytes"])
             _echo(f"{name}: pulumi up without checkpoints {skip['seconds']:.1f} s ({skip['created']} created); "
                   f"first admitted after {skip['firstAdmittedSeconds']}")
             out["noChangePreview"] = preview = _preview(run)
             out["previewOverPlan"] = preview["seconds"] / plan_seconds
             _echo(f"{name}: no-change preview {preview['seconds']:.1f} s ({preview['same']} same)")
 
-            run.set_config(platform)
-            with skip_checkpoints(run):
-                seconds, result = _up(run, "platform again")
-            out["pulumiRemoveSkipCheckpoints"] = {
-                "seconds": seconds, "changes": op_counts(result.summary.resource_changes),
-            }
-            # The benchmark namespaces (and the jobs in them) are retained on delete: gone only by hand.
-            out["namespaceCleanupSeconds2"] = _clear_namespaces(cluster, bench_namespaces)
+            seconds = _back_to_no_namespaces(out, run, platform, "platform again", cluster, bench_namespaces)
             _echo(f"{name}: back to the platform in {seconds:.1f} s, namespaces deleted in "
                   f"{out['namespaceCleanupSeconds2']:.1f} s")
 
@@ -439,14 +426,29 @@ def _finish_size(out: dict[str, Any]) -> None:
     )
 
 
-def _record_state(out: dict[str, Any], run: EngineRun, namespaces: int) -> None:
-    """The fleet stack's state after a whole ``up``: its size, the charts' part (none: the platform stack holds
-    them), per resource type, and per benchmark namespace (the whole fleet state: it holds no platform)."""
+def _record_state(out: dict[str, Any], run: EngineRun, namespaces: int, platform_bytes: int = 0) -> None:
+    """The stack's state after a whole ``up``: its size, the charts' part, per resource type, and every benchmark
+    namespace's share (its Namespace, LocalQueues, RoleBinding; the few jobs counted in): what each checkpoint
+    rewrites per namespace. ``platform_bytes``: the state of the same stack without namespaces (none for the fleet
+    stack of two, which holds no platform)."""
     final_state = json.loads(run.state_file.read_text())
     out["finalStateBytes"] = run.state_bytes()
     out["chartStateBytes"] = chart_state_bytes(final_state)
     out["stateByType"] = state_by_type(final_state)
-    out["stateBytesPerNamespace"] = out["finalStateBytes"] / namespaces
+    out["stateBytesPerNamespace"] = (out["finalStateBytes"] - platform_bytes) / namespaces
+
+
+def _back_to_no_namespaces(
+    out: dict[str, Any], run: EngineRun, config: dict[str, Any], what: str, cluster: LocalCluster, names: set[str]
+) -> float:
+    """``pulumi up`` of ``config`` (the stack without benchmark namespaces), checkpoints off, then the namespaces
+    deleted by hand (they and the jobs in them are retained on delete); its seconds."""
+    run.set_config(config)
+    with skip_checkpoints(run):
+        seconds, result = _up(run, what)
+    out["pulumiRemoveSkipCheckpoints"] = {"seconds": seconds, "changes": op_counts(result.summary.resource_changes)}
+    out["namespaceCleanupSeconds2"] = _clear_namespaces(cluster, names)
+    return seconds
 
 
 def bench_split(
@@ -493,14 +495,7 @@ def bench_split(
             _record_state(out, run, namespaces)
             _echo(f"{name}: fleet stack up without checkpoints {skip['seconds']:.1f} s "
                   f"({skip['seconds'] / kubectl['seconds']:.1f}x kubectl)")
-            run.set_config(fleet_empty)
-            with skip_checkpoints(run):
-                seconds, result = _up(run, "fleet stack, no namespaces")
-            out["pulumiRemoveSkipCheckpoints"] = {
-                "seconds": seconds, "changes": op_counts(result.summary.resource_changes),
-            }
-            # The benchmark namespaces (and the jobs in them) are retained on delete: gone only by hand.
-            out["namespaceCleanupSeconds2"] = _clear_namespaces(cluster, bench_namespaces)
+            _back_to_no_namespaces(out, run, fleet_empty, "fleet stack, no namespaces", cluster, bench_namespaces)
             run.set_config(fleet_only)
             out["pulumiUp"] = up = _measured_up(run, cluster, "fleet stack", admission_timeout, up_cap)
             if not up["stopped"]:
