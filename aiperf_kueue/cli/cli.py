@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from aiperf_kueue.cli import explain_cli, export, inventory_cli, report, simulate_cli, sources, submissions
+from aiperf_kueue.cli import explain_cli, export, inventory_cli, report, simulate_cli, sources, split_cli, submissions
 from aiperf_kueue.cli.engine import ROOT, close_worker_loops, run_program
 from aiperf_kueue.common import render
 from aiperf_kueue.common.display import cut, escape, show
@@ -378,7 +378,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``plan``, ``diff`` and ``export``."""
+    """The command line: ``plan``, ``diff``, ``export`` and the commands each module adds."""
     parser = _Parser(prog="aiperf-kueue", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     plan_parser = sub.add_parser(
@@ -413,6 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     inventory_cli.add_commands(sub)
     simulate_cli.add_command(sub)
     explain_cli.add_command(sub)
+    split_cli.add_command(sub)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -421,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    paths = ("stack", "base", "head", "out", "nodes", "kubeconfig")
+    paths = ("stack", "base", "head", "out", "nodes", "kubeconfig", "platform", "fleet", "state")
     given = [(name, getattr(args, name)) for name in paths if getattr(args, name, None)]
     # Each value once: `plan X --out X` names one bad path, not two.
     bad = [(value, argument_problem(value)) for value in dict.fromkeys(str(v) for _, v in given)]
@@ -437,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             return simulate_cli.run(args, _stacks_dir())
         if args.command == explain_cli.COMMAND:
             return explain_cli.run(args, _stacks_dir())
+        if args.command == split_cli.COMMAND:
+            return split_cli.run(args, _stacks_dir(), lambda path: compute_plan(path).records)
         if args.command in inventory_cli.COMMANDS:
             return inventory_cli.run(args, _stacks_dir())
         if args.command == "diff":
