@@ -184,3 +184,13 @@ def test_state_by_type_says_where_the_state_goes() -> None:
     assert rows["Namespace"]["inputs"] == 2 * len("{}")
     assert rows["Namespace"]["outputs"] == 2 * len('{"metadata":{"name":"a"}}')
     assert rows["CustomResourceDefinition"]["inputs"] == len('{"spec":"' + "x" * 50 + '"}')
+
+
+def test_engine_settings_beyond_the_defaults_are_key_value_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.e2e import bench_engine
+
+    with pytest.raises(SystemExit) as raised:
+        bench_engine.main(["--engine-env", "GOGC"])
+    assert raised.value.code == 2
+    assert "--engine-env wants KEY=VALUE, got 'GOGC'" in capsys.readouterr().err
+    assert bench_engine.ENGINE_SETTINGS == {"backendQuery": "", "env": {}}

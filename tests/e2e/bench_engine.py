@@ -97,6 +97,9 @@ QUICK_SIZES = (10, 100)
 #: Where a run's whole report goes (``--json``).
 RESULTS = ROOT / "bench" / "results.json"
 CLUSTER_QUEUES = 3
+#: Every engine's settings beyond the defaults, from ``--backend-query`` and ``--engine-env`` (set once by
+#: :func:`main`, recorded in the report's ``method``): a file-backend URL query and more environment for the CLI.
+ENGINE_SETTINGS: dict[str, Any] = {"backendQuery": "", "env": {}}
 
 
 # --- stacks ------------------------------------------------------------------------------------------------------
@@ -152,13 +155,21 @@ def fresh_cluster(name: str, binaries: Mapping[str, str]) -> Iterator[LocalClust
         cluster.stop()
 
 
+def _engine(binaries: Mapping[str, str], name: str, kubeconfig: Path) -> Engine:
+    """A new engine (private home and backend) for stack ``name``, with the run's :data:`ENGINE_SETTINGS`."""
+    return Engine(
+        binaries, BENCH / "engine" / name, kubeconfig, BUILD.PULUMI_KUBERNETES,
+        backend_query=ENGINE_SETTINGS["backendQuery"], env=ENGINE_SETTINGS["env"],
+    )
+
+
 @contextmanager
 def engine_on(
     name: str, cluster: LocalCluster, binaries: Mapping[str, str], config: dict[str, Any], plan: Plan
 ) -> Iterator[EngineRun]:
     """A new stack ``name`` with ``config``, deploying to ``cluster`` by name, and the charts' controllers running."""
     config = {f"{PROJECT}:cluster": cluster_config(cluster), **config}
-    engine = Engine(binaries, BENCH / "engine" / name, cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    engine = _engine(binaries, name, cluster.kubeconfig)
     work = engine.project_dir(name, config)
     stack = engine.stack(name, work)
     with ChartControllers(cluster) as controllers:
@@ -286,7 +297,7 @@ def _stack_beside(base: EngineRun, name: str, config: dict[str, Any], plan: Plan
                   ) -> EngineRun:
     """A second stack ``name`` deploying ``config`` with its own backend and state file, on ``base``'s cluster and
     chart controllers (one set per cluster): the fleet stack of the two-stack layout."""
-    engine = Engine(binaries, BENCH / "engine" / name, base.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    engine = _engine(binaries, name, base.cluster.kubeconfig)
     work = engine.project_dir(name, config)
     return EngineRun(name, base.cluster, engine, work, engine.stack(name, work), base.controllers, plan, config)
 
@@ -612,6 +623,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the two-stack layout (implies --split): the one-stack fleets and prod are not measured",
     )
+    parser.add_argument(
+        "--backend-query",
+        default="",
+        help="a query for every file backend's URL, such as metadata=skip (gocloud fileblob: no MD5 sidecar files)",
+    )
+    parser.add_argument(
+        "--engine-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="more environment for the CLI and its plugins, such as GOGC=off or GOMEMLIMIT=2GiB (repeatable)",
+    )
     parser.add_argument("--admission-timeout", type=float, default=180, help="seconds to wait for an admission")
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
     args = parser.parse_args(argv)
@@ -620,6 +643,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.sizes = ",".join(map(str, QUICK_SIZES))
     args.split = args.split or args.split_only
+    bad_env = [e for e in args.engine_env if "=" not in e or not e.split("=", 1)[0]]
+    if bad_env:
+        parser.error(f"--engine-env wants KEY=VALUE, got {bad_env[0]!r}")
+    ENGINE_SETTINGS.update(backendQuery=args.backend_query, env=dict(e.split("=", 1) for e in args.engine_env))
     manifest = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
     if not manifest.is_file():
         raise SystemExit(f"{manifest} not found: run `make e2e-build` first")
@@ -672,6 +699,8 @@ def main(argv: list[str] | None = None) -> int:
             "admitted": "seconds from the command's start to the first Workload with status.admission "
             "(kubectl watch)",
             "upCapSeconds": args.up_cap or None,
+            # Beyond the defaults (none unless --backend-query or --engine-env): every engine of the run had them.
+            "engineSettings": dict(ENGINE_SETTINGS),
         },
         "totalSeconds": time.monotonic() - started,
         "prod": prod,
@@ -686,6 +715,9 @@ def main(argv: list[str] | None = None) -> int:
         f"aiperf-kueue bench, real engine: {m['cores']} cores ({m['cpu'] or 'unknown CPU'}), load "
         f"{load_before[0]:.1f} before, pulumi {BUILD.PULUMI_CLI}, pulumi-resource-kubernetes {BUILD.PULUMI_KUBERNETES}"
     )
+    if ENGINE_SETTINGS["backendQuery"] or ENGINE_SETTINGS["env"]:
+        print(f"engine settings beyond the defaults: backend query {ENGINE_SETTINGS['backendQuery'] or '-'}, env "
+              f"{' '.join(f'{k}={v}' for k, v in ENGINE_SETTINGS['env'].items()) or '-'}")
     for line in table(report):
         print(line)
     write_results(args.json, report)

@@ -60,7 +60,19 @@ def program_in(work: Path) -> Callable[[], None]:
 class Engine:
     """A private Pulumi home and state backend with the built CLI and provider."""
 
-    def __init__(self, binaries: Mapping[str, str], workdir: Path, kubeconfig: Path, provider_version: str) -> None:
+    def __init__(
+        self,
+        binaries: Mapping[str, str],
+        workdir: Path,
+        kubeconfig: Path,
+        provider_version: str,
+        *,
+        backend_query: str = "",
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """``backend_query``: a query for the file backend's URL (gocloud's ``fileblob`` options, such as
+        ``metadata=skip``); ``env``: more environment for the CLI and the plugins it starts (``GOGC``, ...). Both for
+        ``make bench-engine``'s settings; the e2e runs the defaults."""
         self.pulumi = Path(binaries["pulumi"])
         self.provider = Path(binaries["pulumi-resource-kubernetes"])
         self.dir = workdir
@@ -73,7 +85,7 @@ class Engine:
         self.state.mkdir(parents=True, exist_ok=True)
         self.env = {
             "PULUMI_HOME": str(self.home),
-            "PULUMI_BACKEND_URL": f"file://{self.state}",
+            "PULUMI_BACKEND_URL": f"file://{self.state}" + (f"?{backend_query}" if backend_query else ""),
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
@@ -82,6 +94,7 @@ class Engine:
             # The dynamic provider (the readiness gate) runs with this interpreter, which has the project installed.
             "PULUMI_PYTHON_CMD": sys.executable,
             "PATH": f"{self.pulumi.parent}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+            **(env or {}),
         }
         self.cli("plugin", "install", "resource", "kubernetes", provider_version, "--file", str(self.provider))
 
