@@ -262,7 +262,7 @@ def split_moves(
                 )
             ],
         )
-    # A fleet resource's children are in its plan, but for a chart's rendered objects.
+    # A fleet resource's children are in its plan, except what a chart renders.
     kept = _below([r for r in movable if r.urn not in moved], fleet_tails, through=_RENDERS)
     live_tails = {r.tail for r in movable}
     return SplitMoves(
