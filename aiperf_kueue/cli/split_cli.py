@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from aiperf_kueue.cli.sources import stack_side
 from aiperf_kueue.common.display import cut, escape
 from aiperf_kueue.common.errors import ConfigError, Problem
 from aiperf_kueue.review.split import live_resources, split_moves
 from aiperf_kueue.stackfile.json_input import JsonInputError, read_json_file
-from aiperf_kueue.stackfile.loader import missing_stack_problem, stack_file_for
 
 COMMAND = "split"
 EXIT_OK, EXIT_INVALID, EXIT_DESTRUCTIVE = 0, 2, 4
@@ -38,24 +39,21 @@ def add_command(sub: Any) -> None:
     )
 
 
-def run(args: argparse.Namespace, stacks_dir: Path, plan_records: Any) -> int:
+def run(
+    args: argparse.Namespace, stacks_dir: Path, plan_records: Callable[[Path], Sequence[Mapping[str, Any]]]
+) -> int:
     """Run ``split``; ``plan_records(path)`` plans a stack file offline and returns its resources.json rows."""
+    source = f"--state {args.state}"
     try:
-        files = []
-        for stack in (args.platform, args.fleet):
-            path = stack_file_for(stack, stacks_dir)
-            missing = missing_stack_problem(stack, path, stacks_dir)
-            if missing:
-                raise ConfigError(str(path), [missing])
-            files.append(path)
+        files = [stack_side(stack, stacks_dir).path for stack in (args.platform, args.fleet)]
         try:
             export = read_json_file(args.state)
         except (JsonInputError, OSError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ConfigError(f"--state {args.state}", [Problem("", cut(escape(reason)))]) from None
-        resources = live_resources(export, f"--state {args.state}")
+            raise ConfigError(source, [Problem("", cut(escape(reason)))]) from None
+        resources = live_resources(export, source)
         platform, fleet = ((str(f), plan_records(f)) for f in files)
-        result = split_moves(resources, platform, fleet, f"--state {args.state}")
+        result = split_moves(resources, platform, fleet, source)
     except ConfigError as exc:
         for line in exc.lines()[:1]:
             print(line, file=sys.stderr)

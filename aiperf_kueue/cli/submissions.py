@@ -52,21 +52,21 @@ def preflight_lines(rows: list[dict[str, Any]]) -> list[str]:
 def _grouped_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
     """``(row, namespaces)`` in the rows' order: a group's first row (its subject with ``<namespace>``) and its
     namespaces, or a row alone and ``[]``."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for r in rows:
-        if r.get("job") is None:  # a namespace submission (``aiperf kube profile``), not a declared job
-            groups.setdefault(_shown(r), []).append(r)
+    # A namespace submission (``aiperf kube profile``) by what its lines show; a declared job by nothing.
+    keys = [_shown(r) if r.get("job") is None else None for r in rows]
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for r, key in zip(rows, keys, strict=True):
+        if key is not None:
+            groups.setdefault(key, []).append(r["namespace"])
     out: list[tuple[dict[str, Any], list[str]]] = []
     done: set[tuple[Any, ...]] = set()
-    for r in rows:
-        key = _shown(r)
-        members = groups.get(key, []) if r.get("job") is None else []
-        if len(members) <= GROUP_OVER:
+    for r, key in zip(rows, keys, strict=True):
+        if key is None or len(groups[key]) <= GROUP_OVER:
             out.append((r, []))
         elif key not in done:
             done.add(key)
             subject = r["subject"].replace(f"-n {r['namespace']}", "-n <namespace>", 1)
-            out.append(({**r, "subject": subject}, [m["namespace"] for m in members]))
+            out.append(({**r, "subject": subject}, groups[key]))
     return out
 
 

@@ -91,6 +91,12 @@ def urn_tail(urn: str) -> str:
     return parts[2] if len(parts) == 3 else urn
 
 
+def _stack_and_project(urn: str) -> tuple[str, str]:
+    """``urn:pulumi:dev::aiperf-kueue::...`` → ``("dev", "aiperf-kueue")``."""
+    stack, _, rest = urn.removeprefix("urn:pulumi:").partition("::")
+    return stack, rest.partition("::")[0]
+
+
 def live_resources(export: Any, source: str) -> list[LiveResource]:
     """The resources of a ``pulumi stack export`` (the whole file, or its ``deployment``); :class:`ConfigError` naming
     ``source`` and the key for anything else."""
@@ -129,7 +135,7 @@ def _stack_of(resources: Sequence[LiveResource], source: str) -> str:
     """The one stack of the export's URNs, of this project; :class:`ConfigError` otherwise."""
     stacks: set[str] = set()
     for r in resources:
-        stack, project = r.urn.removeprefix("urn:pulumi:").split("::", 2)[:2]
+        stack, project = _stack_and_project(r.urn)
         if project != PROJECT:
             raise ConfigError(
                 source,
@@ -280,5 +286,5 @@ def split_moves(
 def _stack_name(records: Sequence[Mapping[str, Any]]) -> str | None:
     """The stack a plan's URNs name (``urn:pulumi:<stack>::``), if it has any resource."""
     for r in records:
-        return str(r["urn"]).removeprefix("urn:pulumi:").split("::", 1)[0]
+        return _stack_and_project(str(r["urn"]))[0]
     return None

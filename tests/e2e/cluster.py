@@ -695,6 +695,16 @@ class LocalCluster:
         """``kubectl get ... -o json``, parsed."""
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
+    def uids(self, *resources: str) -> dict[str, str]:
+        """``kind/namespace/name`` → UID of every object of each of ``resources`` (``clusterqueues.kueue.x-k8s.io``,
+        ``namespaces``, ...) in every namespace: what a change must keep to keep the live objects."""
+        out = {}
+        for resource in resources:
+            for item in self.get_json(resource, "-A")["items"]:
+                meta = item["metadata"]
+                out[f"{item['kind']}/{meta.get('namespace', '')}/{meta['name']}"] = meta["uid"]
+        return out
+
     @contextlib.contextmanager
     def env(self) -> Iterator[dict[str, str]]:
         """Environment for clients of this cluster (KUBECONFIG)."""

@@ -41,12 +41,7 @@ def dev(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[Engin
 
 def _uids(run: EngineRun) -> dict[str, str]:
     """``kind/namespace/name`` → UID of every Kueue queue object and every namespace."""
-    out = {}
-    for kind in (*(f"{k}.kueue.x-k8s.io" for k in KUEUE_KINDS), "namespaces"):
-        for item in run.cluster.get_json(kind, "-A")["items"]:
-            meta = item["metadata"]
-            out[f"{item['kind']}/{meta.get('namespace', '')}/{meta['name']}"] = meta["uid"]
-    return out
+    return run.cluster.uids(*(f"{k}.kueue.x-k8s.io" for k in KUEUE_KINDS), "namespaces")
 
 
 def _offline(run: EngineRun, name: str, config: dict[str, Any]) -> dict[str, list[str]]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import LocalCluster, _deadline_loop
+from tests.e2e.cluster import _deadline_loop
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
 from tests.e2e.engine import (
     PROJECT,
@@ -138,16 +138,6 @@ KEPT = (
 )
 
 
-def _uids(cluster: LocalCluster) -> dict[str, str]:
-    """``kind/namespace/name`` → UID of every object of :data:`KEPT`."""
-    out = {}
-    for kind in KEPT:
-        for item in cluster.get_json(kind, "-A")["items"]:
-            meta = item["metadata"]
-            out[f"{item['kind']}/{meta.get('namespace', '')}/{meta['name']}"] = meta["uid"]
-    return out
-
-
 def _objects(changes: dict[str, list[str]]) -> dict[str, list[str]]:
     """The changes to anything but a component of this program and the readiness gate (neither holds an object)."""
     return {
@@ -170,7 +160,7 @@ def test_a_live_single_stack_splits_in_two_and_keeps_every_object(
     config = e2e_config(STACK, KUEUE_MODULE, JOBSET_MODULE)
     with engine_run("live", STACK, cluster, binaries, BUILD.PULUMI_KUBERNETES, config) as live:
         assert live.up().summary.result == "succeeded"
-        before = _uids(cluster)
+        before = cluster.uids(*KEPT)
         assert sum(k.startswith("CustomResourceDefinition/") for k in before) >= 12  # Kueue's 11, JobSet's 1
         # The new platform stack, in the live stack's backend; the live stack's file edited to install nothing.
         on_cluster: dict[str, Any] = {f"{PROJECT}:cluster": cluster_config(cluster)}
@@ -235,7 +225,7 @@ def test_a_live_single_stack_splits_in_two_and_keeps_every_object(
         assert sorted(u.rsplit("::", 1)[1] for u in live.changes().get("create", [])) == ["kueue", "kueue-ready"]
         assert live.up().summary.result == "succeeded"
         assert (preview, _objects(live.changes()), set(live.changes())) == ({}, {}, {"create"})
-        assert _uids(cluster) == before
+        assert cluster.uids(*KEPT) == before
         types = _types(platform)
         assert (types.get(CRD), types.get(CHART), _queue_objects(types)) == (12, 2, {})
         assert _queue_objects(_types(live)) == {"AIPerfJob": 1, "ClusterQueue": 1, "LocalQueue": 1, "ResourceFlavor": 1}

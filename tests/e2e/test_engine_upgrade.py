@@ -45,12 +45,7 @@ KINDS = ("resourceflavors", "clusterqueues", "localqueues", "workloads")
 
 def _uids(run: EngineRun) -> dict[str, str]:
     """``kind/namespace/name`` → UID of every Kueue object of :data:`KINDS`."""
-    out = {}
-    for kind in KINDS:
-        for item in run.cluster.get_json(f"{kind}.kueue.x-k8s.io", "-A")["items"]:
-            meta = item["metadata"]
-            out[f"{item['kind']}/{meta.get('namespace', '')}/{meta['name']}"] = meta["uid"]
-    return out
+    return run.cluster.uids(*(f"{kind}.kueue.x-k8s.io" for kind in KINDS))
 
 
 def test_kueue_upgrade_keeps_queues_workloads_admissions_and_running_pods(
