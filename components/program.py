@@ -312,20 +312,14 @@ def main() -> None:
     for limits_key, limits in plan.limit_tables().items():
         pulumi.export(limits_key, limits)
     pulumi.export("jobs", stack.jobs_table(job_manifests))
-    pulumi.export("preflight", stack.preflight_table(job_manifests))
     # `aiperf kube profile` arguments that submit into each namespace as the declared jobs do.
     pulumi.export("aiperfCli", stack.cli_commands())
     pulumi.export(
         "kubectl",
         {
             "clusterQueues": {cq: f"kubectl describe clusterqueue {cq}" for cq in cluster_queue_names},
-            "workloads": {ns: f"kubectl get workloads -n {ns}" for ns in namespace_names},
-            "localQueues": {ns: f"kubectl get localqueues -n {ns}" for ns in namespace_names},
-            # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
-            "describeWorkloads": {ns: f"kubectl describe workloads -n {ns}" for ns in namespace_names},
-            "aiperfJobs": {ns: f"kubectl get aiperfjobs -n {ns}" for ns in namespace_names},
             **job_commands(job_manifests),  # per job: its AIPerfJob, and every run of it
-            "namespaceAnnotations": {ns: submit.annotation_command(ns) for ns in namespace_names},
+            **submit.namespace_commands(),  # one command each over every benchmark namespace
             "preemption": {
                 cq: f"kubectl get clusterqueue {cq} -o jsonpath='{{.spec.preemption}}'" for cq in cluster_queue_names
             },

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TypeVar
 import pytest
 from pulumi.runtime import rpc
 
+from aiperf_kueue.cli.cli import PlanResult, compute_plan
 from aiperf_kueue.cli.engine import ProgramRun, run_program
 from aiperf_kueue.config import StackConfig
 from aiperf_kueue.installs.install_checks import install_problems
@@ -152,6 +153,12 @@ def committed_run(stack: str) -> ProgramRun:
     """The whole program run once per checked stack, under the recording mock engine."""
     values, secrets = stack_values(stack)
     return run_program(stack, values, secrets)
+
+
+@functools.cache
+def committed_plan(stack: str) -> PlanResult:
+    """``aiperf-kueue plan`` of a committed stack, as it writes ``plan.json`` (cached: read, never change it)."""
+    return compute_plan(stack_file(stack))
 
 
 def expects_no_warnings(stack: str) -> bool:

@@ -10,13 +10,13 @@ import yaml
 
 from aiperf_kueue.cli.cli import main
 from aiperf_kueue.cli.engine import run_program
-from aiperf_kueue.cli.report import clean
 from aiperf_kueue.common.errors import ConfigError
 from aiperf_kueue.plan import preflight
 from aiperf_kueue.plan.preflight import Cluster, Outcome, check_kueue_queue
 from aiperf_kueue.plan.stack_plan import plan_stack
+from aiperf_kueue.plan.stack_plan import plan_values as plan_stack_values
 from aiperf_kueue.stackfile.loader import parse_config
-from tests.support import CHECKED_STACKS, SECRET_SIG, committed_run, plan_values, stack_values
+from tests.support import CHECKED_STACKS, SECRET_SIG, committed_plan, committed_run, plan_values, stack_values
 
 ANNOTATION = "kueue.x-k8s.io/default-queue-name"
 CLUSTER = Cluster(
@@ -26,6 +26,14 @@ CLUSTER = Cluster(
 )
 NO_KUEUE = Cluster(kueue_installed=False)
 FORBIDDEN = Cluster(kueue_installed=True, local_queues={"bench": ("aiperf-queue",)}, local_queue_http_error=403)
+
+
+
+
+def plan_preflight(stack: str) -> list[dict[str, Any]]:
+    """``plan.json``'s ``preflight`` rows of a committed stack (not a stack output: the review's alone)."""
+    rows: list[dict[str, Any]] = committed_plan(stack).plan_data["preflight"]
+    return rows
 
 
 # One test per row of the operator's table (aiperf NOTES §4), with its exact wording ------------------
@@ -96,7 +104,7 @@ def test_a_forbidden_install_probe_reads_as_not_installed() -> None:
 
 
 def test_prod_preflight_table() -> None:
-    rows = committed_run("prod").outputs["preflight"]
+    rows = plan_preflight("prod")
     assert [(r["subject"], r["status"], r["message"]) for r in rows] == [
         # Declared jobs by their AIPerfJobs' names: the config name and the digest of the spec.
         ("AIPerfJob bench-team-a/llama-latency-7b5e06", "PASS", "Kueue LocalQueue 'aiperf-queue' exists"),
@@ -151,7 +159,7 @@ def test_declared_jobs_are_checked_with_the_queue_they_are_applied_with(stack: s
     jobs = [_unwrapped(r["inputs"]) for r in run.resources if r["type"].endswith(":AIPerfJob")]
     applied = {(j["metadata"]["namespace"], j["metadata"]["name"]): j["spec"]["scheduling"]["queueName"] for j in jobs}
     checked = {
-        (r["namespace"], r["objectName"]): r["queueName"] for r in run.outputs["preflight"] if r["kind"] == "AIPerfJob"
+        (r["namespace"], r["objectName"]): r["queueName"] for r in plan_preflight(stack) if r["kind"] == "AIPerfJob"
     }
     config, _ = plan_values(stack_values(stack)[0])
     # One AIPerfJob per job and per sweep point (a stack may declare none yet).
@@ -285,7 +293,7 @@ def test_by_default_annotation_and_env_default_agree(stack: str) -> None:
     # Any stack may turn the env default off (operator.defaultQueue: "", an external operator's env):
     # then each such PASS must come with the plan warning that says what really happens.
     run = committed_run(stack)
-    without_queue = [r for r in run.outputs["preflight"] if r["queueName"] is None]
+    without_queue = [r for r in plan_preflight(stack) if r["queueName"] is None]
     unwarned = [
         r["namespace"]
         for r in without_queue
@@ -300,7 +308,7 @@ def test_the_shipped_examples_annotated_namespaces_have_the_env_default_behind_t
         ("dev", ["aiperf-benchmarks"]),
         ("prod", ["bench-team-a", "bench-team-b", "ml-team-b", "bench-research"]),
     ):
-        rows = [r for r in committed_run(stack).outputs["preflight"] if r["queueName"] is None]
+        rows = [r for r in plan_preflight(stack) if r["queueName"] is None]
         assert [r["namespace"] for r in rows] == namespaces
         assert [r["then"].split(" (")[0] for r in rows] == [
             "the operator labels the JobSet kueue.x-k8s.io/queue-name=aiperf-queue"
@@ -417,7 +425,7 @@ def test_under_pulumi_a_preflight_warn_is_a_pulumi_warning() -> None:
     run = run_program("dev", values, secrets)
     assert len(run.warnings) == 1
     assert run.warnings[0].startswith("queues.clusterQueues[0].namespaces[0].defaultQueueAnnotation: AIPerf preflight")
-    assert [clean(r)["status"] for r in run.outputs["preflight"]] == ["PASS", "PASS", "WARN"]
+    assert [r["status"] for r in plan_stack_values(values, "dev.yaml").preflight_table()] == ["PASS", "PASS", "WARN"]
 
 
 def test_operator_rbac_left_to_others_warns_with_the_403_rows() -> None:

@@ -55,7 +55,7 @@ def test_prod_shape() -> None:
         "bench-research": ["aiperf-queue"],
     }
     assert run.outputs["kubectl"]["clusterQueues"]["team-a"] == "kubectl describe clusterqueue team-a"
-    assert run.outputs["kubectl"]["workloads"]["bench-research"] == "kubectl get workloads -n bench-research"
+    assert run.outputs["kubectl"]["workloads"] == "kubectl get workloads -A"
 
 
 MINIMAL = {

@@ -198,11 +198,16 @@ def test_cli_arguments_follow_the_operators_defaults() -> None:
 
 def test_kubectl_outputs_for_troubleshooting() -> None:
     kubectl = committed_run("prod").outputs["kubectl"]
-    assert kubectl["namespaceAnnotations"]["ml-team-b"] == (
-        "kubectl get namespace ml-team-b -o jsonpath='{.metadata.annotations.kueue\\.x-k8s\\.io/default-queue-name}'"
+    # One command over every benchmark namespace, not one per namespace (a fleet's checkpoints carry each).
+    assert kubectl["namespaceAnnotations"] == (
+        "kubectl get namespaces -l aiperf-kueue/cluster-queue -o custom-columns='NAMESPACE:.metadata.name,"
+        "CLUSTERQUEUE:.metadata.labels.aiperf-kueue/cluster-queue,"
+        "DEFAULT-QUEUE:.metadata.annotations.kueue\\.x-k8s\\.io/default-queue-name'"
     )
-    assert kubectl["describeWorkloads"]["bench-team-a"] == "kubectl describe workloads -n bench-team-a"
-    assert kubectl["aiperfJobs"]["bench-research"] == "kubectl get aiperfjobs -n bench-research"
+    assert kubectl["describeWorkloads"] == "kubectl describe workloads -A"
+    assert kubectl["aiperfJobs"] == "kubectl get aiperfjobs -A"
+    assert kubectl["workloads"] == "kubectl get workloads -A"
+    assert kubectl["localQueues"] == "kubectl get localqueues -A"
     assert kubectl["preemption"]["research"] == "kubectl get clusterqueue research -o jsonpath='{.spec.preemption}'"
     assert kubectl["priorityClasses"] == "kubectl get workloadpriorityclasses"
     assert kubectl["kueueReady"] == (

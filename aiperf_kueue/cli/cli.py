@@ -70,7 +70,8 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         stack = read_stack(path)
         values, secret_keys = stack.values, stack.secret_keys
         # Keeps a bad stack from registering anything (the program plans it again, to the same result).
-        config = plan_values(values, source, ROOT, provider=stack.provider).config
+        stack_plan = plan_values(values, source, ROOT, provider=stack.provider)
+        config = stack_plan.config
     except ConfigError as exc:
         raise ConfigError(source, exc.problems) from None
     name = stack_name_of(path)
@@ -91,7 +92,9 @@ def compute_plan(path: Path, source: str | None = None) -> PlanResult:
         "lendingLimits": outputs.get("lendingLimits", {}),
         "localQueues": outputs.get("localQueues", {}),
         "jobs": outputs.get("jobs", []),
-        "preflight": outputs.get("preflight", []),
+        # Not a stack output (at fleet size most rows are the same CLI submission into each namespace, and
+        # nobody reads them after `up`): the same pure planning the program runs, for the review only.
+        "preflight": stack_plan.preflight_table(),
         "aiperfCli": outputs.get("aiperfCli", {}),
         # Before a cluster on Kueue <= 0.19 moves to this stack's 0.20+ (empty below 0.20).
         "kueueBoundary": compat.boundary_steps(config.kueue.target().version, config.operator.aiperf_version),

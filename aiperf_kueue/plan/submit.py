@@ -67,10 +67,29 @@ def namespace_annotations(ns: Namespace, default: str | None) -> dict[str, str]:
     return {DEFAULT_QUEUE_ANNOTATION: namespace_queue(ns, default)} if ns.default_queue_annotation else {}
 
 
-def annotation_command(namespace: str) -> str:
-    """The ``kubectl`` command printing ``namespace``'s default-queue annotation (empty: none)."""
-    escaped = DEFAULT_QUEUE_ANNOTATION.replace(".", "\\.")
-    return f"kubectl get namespace {namespace} -o jsonpath='{{.metadata.annotations.{escaped}}}'"
+def namespace_commands() -> dict[str, str]:
+    """The ``kubectl`` output's commands over the benchmark namespaces, one command each for all of them:
+    the Workloads, LocalQueues and AIPerfJobs in every namespace, and every namespace this program labels with
+    its ClusterQueue and default-queue annotation (``<none>``: no annotation).
+
+    Why one each: a copy per namespace (``-n <namespace>``) was 0.36 KB a namespace in every checkpoint of every
+    later update, and at fleet size nobody reads a thousand copies of one command (issue 27); ``-n <namespace>``
+    narrows any of them to one namespace."""
+    label, annotation = (key.replace(".", r"\.") for key in (manifests.CLUSTER_QUEUE_LABEL, DEFAULT_QUEUE_ANNOTATION))
+    columns = (
+        f"NAMESPACE:.metadata.name,CLUSTERQUEUE:.metadata.labels.{label},"
+        f"DEFAULT-QUEUE:.metadata.annotations.{annotation}"
+    )
+    return {
+        "workloads": "kubectl get workloads -A",
+        "localQueues": "kubectl get localqueues -A",
+        # docs/troubleshooting.md: why a job is Queued, Failed in preflight, or never preempts.
+        "describeWorkloads": "kubectl describe workloads -A",
+        "aiperfJobs": "kubectl get aiperfjobs -A",
+        "namespaceAnnotations": (
+            f"kubectl get namespaces -l {manifests.CLUSTER_QUEUE_LABEL} -o custom-columns='{columns}'"
+        ),
+    }
 
 
 def cli_priority_class(op: OperatorConfig) -> str | None:

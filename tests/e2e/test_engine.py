@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -137,6 +138,45 @@ def test_engine_registers_what_the_offline_plan_registers(engine: EngineRun, rep
         + "; ".join(f"{k} ({len(v)})" for k, v in sorted(exceptions.items()))
     )
     assert differences == {}
+
+
+def _commands(value: Any) -> list[str]:
+    """Every command of the ``kubectl`` stack output (a string, or a map of them, nested once)."""
+    if isinstance(value, dict):
+        return [command for v in value.values() for command in _commands(v)]
+    return [value]
+
+
+def test_every_kubectl_output_runs_on_the_cluster(engine: EngineRun, report: Report) -> None:
+    """Each command of the ``kubectl`` stack output, run as a user pastes it (the built kubectl against this
+    cluster), succeeds; the one that lists the benchmark namespaces shows each with the ClusterQueue and the
+    default-queue annotation the plan gives it."""
+    commands = _commands(engine.stack.outputs()["kubectl"].value)
+    failed = {}
+    for command in commands:
+        program, *args = shlex.split(command)
+        assert program == "kubectl", command
+        result = engine.cluster.kubectl(*args, check=False)
+        if result.returncode != 0:
+            failed[command] = result.stderr.strip()
+    assert failed == {}
+    namespaces = [
+        r["inputs"]["metadata"] for r in engine.plan.resources if r["type"] == "kubernetes:core/v1:Namespace"
+    ]
+    planned = sorted(
+        [
+            m["name"],
+            m["labels"]["aiperf-kueue/cluster-queue"],
+            (m.get("annotations") or {}).get("kueue.x-k8s.io/default-queue-name", "<none>"),
+        ]
+        for m in namespaces
+    )
+    listed = engine.cluster.kubectl(*shlex.split(engine.stack.outputs()["kubectl"].value["namespaceAnnotations"])[1:])
+    header, *rows = listed.stdout.splitlines()
+    assert header.split() == ["NAMESPACE", "CLUSTERQUEUE", "DEFAULT-QUEUE"]
+    assert len(planned) > 0
+    assert sorted(row.split() for row in rows) == planned
+    report.checks[f"kubectl outputs {engine.name}"] = f"{len(commands)} commands ran; {len(rows)} namespaces listed"
 
 
 #: Namespaced objects a chart puts outside its release namespace on purpose: Kueue's RoleBinding to
