@@ -160,8 +160,13 @@ def test_every_kubectl_output_runs_on_the_cluster(engine: EngineRun, report: Rep
         if result.returncode != 0:
             failed[command] = result.stderr.strip()
     assert failed == {}
+    # The benchmark namespaces (each labelled with its ClusterQueue; one kept elsewhere is patched), not the charts'
+    # release namespaces.
     namespaces = [
-        r["inputs"]["metadata"] for r in engine.plan.resources if r["type"] == "kubernetes:core/v1:Namespace"
+        r["inputs"]["metadata"]
+        for r in engine.plan.resources
+        if r["type"] in ("kubernetes:core/v1:Namespace", "kubernetes:core/v1:NamespacePatch")
+        and "aiperf-kueue/cluster-queue" in (r["inputs"]["metadata"].get("labels") or {})
     ]
     planned = sorted(
         [
