@@ -194,3 +194,12 @@ def test_engine_settings_beyond_the_defaults_are_key_value_pairs(capsys: pytest.
     assert raised.value.code == 2
     assert "--engine-env wants KEY=VALUE, got 'GOGC'" in capsys.readouterr().err
     assert bench_engine.ENGINE_SETTINGS == {"backendQuery": "", "env": {}}
+
+
+def test_another_pulumi_cli_must_be_an_executable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.e2e import bench_engine
+
+    with pytest.raises(SystemExit) as raised:
+        bench_engine.main(["--pulumi-cli", str(tmp_path / "pulumi")])
+    assert raised.value.code == 2
+    assert f"--pulumi-cli {tmp_path / 'pulumi'}: not an executable file" in capsys.readouterr().err

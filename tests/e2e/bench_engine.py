@@ -635,6 +635,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="more environment for the CLI and its plugins, such as GOGC=off or GOMEMLIMIT=2GiB (repeatable)",
     )
+    parser.add_argument(
+        "--pulumi-cli",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="another pulumi CLI binary to measure in place of the built one (its `pulumi version` is recorded)",
+    )
     parser.add_argument("--admission-timeout", type=float, default=180, help="seconds to wait for an admission")
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
     args = parser.parse_args(argv)
@@ -646,11 +653,19 @@ def main(argv: list[str] | None = None) -> int:
     bad_env = [e for e in args.engine_env if "=" not in e or not e.split("=", 1)[0]]
     if bad_env:
         parser.error(f"--engine-env wants KEY=VALUE, got {bad_env[0]!r}")
+    if args.pulumi_cli is not None and not (args.pulumi_cli.is_file() and os.access(args.pulumi_cli, os.X_OK)):
+        parser.error(f"--pulumi-cli {args.pulumi_cli}: not an executable file")
     ENGINE_SETTINGS.update(backendQuery=args.backend_query, env=dict(e.split("=", 1) for e in args.engine_env))
     manifest = Path(os.environ.get("AIPERF_KUEUE_E2E_BINARIES") or OUT / "binaries.json")
     if not manifest.is_file():
         raise SystemExit(f"{manifest} not found: run `make e2e-build` first")
     binaries: dict[str, str] = json.loads(manifest.read_text())["binaries"]
+    cli_version = BUILD.PULUMI_CLI
+    if args.pulumi_cli is not None:
+        binaries["pulumi"] = str(args.pulumi_cli.resolve())
+        cli_version = subprocess.run(
+            [binaries["pulumi"], "version"], check=True, capture_output=True, text=True, timeout=60
+        ).stdout.strip()
     venv = Path(os.environ.get("AIPERF_VENV") or DEFAULT_AIPERF_VENV)
     if not (venv / "bin" / "kopf").is_file():
         raise SystemExit(f"no AIPerf operator virtualenv at {venv}: run `make oracle` first")
@@ -682,7 +697,7 @@ def main(argv: list[str] | None = None) -> int:
         "measuredAt": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {**machine(), "loadAverageBefore": load_before, "loadAverageAfter": os.getloadavg()},
         "versions": {
-            "pulumiCli": BUILD.PULUMI_CLI,
+            "pulumiCli": cli_version,
             "pulumi-resource-kubernetes": BUILD.PULUMI_KUBERNETES,
             "kubernetes": BUILD.KUBERNETES,
             "kueue": BUILD.KUEUE,

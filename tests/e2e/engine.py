@@ -93,7 +93,18 @@ class Engine:
             "KUBECONFIG": str(kubeconfig),
             # The dynamic provider (the readiness gate) runs with this interpreter, which has the project installed.
             "PULUMI_PYTHON_CMD": sys.executable,
-            "PATH": f"{self.pulumi.parent}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+            # The CLI's directory, and the dynamic provider's launcher's (the same, unless the bench's --pulumi-cli
+            # measures another CLI).
+            "PATH": ":".join(
+                dict.fromkeys(
+                    [
+                        str(self.pulumi.parent),
+                        str(Path(binaries.get("pulumi-resource-pulumi-python", self.pulumi)).parent),
+                        str(Path(sys.executable).parent),
+                        os.environ.get("PATH", ""),
+                    ]
+                )
+            ),
             **(env or {}),
         }
         self.cli("plugin", "install", "resource", "kubernetes", provider_version, "--file", str(self.provider))
