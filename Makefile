@@ -20,7 +20,7 @@ AIPERF_VENV ?= $(HOME)/.cache/aiperf-kueue/venvs/aiperf-$(AIPERF_VERSION)
 AIPERF_STAMP := $(AIPERF_VENV)/.installed-$(shell sha256sum requirements-aiperf.txt | cut -c1-16)
 export AIPERF_VENV
 
-.PHONY: setup plan test lint upstream bench bench-engine fuzz clean oracle e2e e2e-build
+.PHONY: setup plan test lint upstream bench bench-engine fuzz clean oracle e2e e2e-build e2e-nightly
 
 setup: $(VENV)/.installed
 
@@ -109,9 +109,16 @@ else
 	status=0; \
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
 		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) --durations=25 \
-		--ignore=tests/e2e/test_scenarios.py tests/e2e || status=$$?; \
+		--ignore=tests/e2e/test_scenarios.py --ignore=tests/e2e/test_bench_smoke.py tests/e2e || status=$$?; \
 	echo "==> the scenarios, one after another, alone on the machine"; \
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_REPORT_MERGE=1 e2e/sandbox.sh \
 		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 tests/e2e/test_scenarios.py || status=$$?; \
 	exit $$status
 endif
+
+# `make e2e-nightly`: issue 27's 100-namespace smoke benchmark as a test (tests/e2e/test_bench_smoke.py: the
+# `make bench-engine BENCH_ENGINE_ARGS=--quick` run to its end, every figure it can measure checked, no time
+# asserted). Nightly, not in `make e2e`: on a slower 2-core machine (2026-12-07) `.ci/run` with it came near CI's
+# 90 minutes (docs/e2e.md).
+e2e-nightly: setup upstream oracle e2e-build
+	AIPERF_KUEUE_E2E=1 e2e/sandbox.sh $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/test_bench_smoke.py

@@ -87,7 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Test files run first, longest first: ``make e2e``'s two workers (``--dist loadscope --no-loadscope-reorder``)
-#: take whole files in this order, so no long file is left for the end (the scenarios run on their own afterwards).
+#: take whole files in this order, so no long file is left for the end (the scenarios run on their own afterwards;
+#: the smoke benchmark only in ``make e2e-nightly``).
 FIRST = ("test_bench_smoke.py", "test_multikueue_e2e.py")
 
 

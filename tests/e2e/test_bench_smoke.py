@@ -1,9 +1,10 @@
-"""Issue 27's smoke run, in ``make e2e`` (so in CI): ``make bench-engine BENCH_ENGINE_ARGS=--quick`` on the real engine.
+"""Issue 27's smoke run, in ``make e2e-nightly`` (not in ``make e2e``: on a slower 2-core machine CI came near its 90
+minutes with it): ``make bench-engine BENCH_ENGINE_ARGS=--quick`` on the real engine.
 
 It runs the benchmark's quick mode to its end (``prod``, then 10 and 100 benchmark namespaces: ``kubectl apply``,
 ``pulumi up`` with and without checkpoints, the no-change preview, the one-namespace edit) and checks that it measured
 every figure of issue 27's table that ``--quick`` can. It asserts no time: benchmarks measure, tests check, and this
-one shares the machine with the rest of the suite. Its figures go to ``out/e2e/bench-smoke.json`` only; the ones
+one may share the machine with other work. Its figures go to ``out/e2e/bench-smoke.json`` only; the ones
 docs/scale.md quotes come from ``make bench-engine`` on an idle machine.
 """
 
