@@ -38,7 +38,7 @@ def test_the_projects_scenarios_load() -> None:
     }
     second = scenarios["completion-frees-quota"].steps[1]
     assert (second.number, second.settle_seconds, dict(second.run_seconds), second.jobs) == (
-        "02", 120.0, {"first": 30.0}, ("first", "second")
+        "02", 180.0, {"first": 30.0}, ("first", "second")
     )
 
 
