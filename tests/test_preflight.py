@@ -28,8 +28,6 @@ NO_KUEUE = Cluster(kueue_installed=False)
 FORBIDDEN = Cluster(kueue_installed=True, local_queues={"bench": ("aiperf-queue",)}, local_queue_http_error=403)
 
 
-
-
 def plan_preflight(stack: str) -> list[dict[str, Any]]:
     """``plan.json``'s ``preflight`` rows of a committed stack (not a stack output: the review's alone)."""
     rows: list[dict[str, Any]] = committed_plan(stack).plan_data["preflight"]

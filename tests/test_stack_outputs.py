@@ -4,6 +4,7 @@ namespace costs a thousand rows in each of a thousand-namespace fleet's checkpoi
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -15,16 +16,21 @@ from aiperf_kueue.cli.engine import run_program
 from tests.bench import fleet
 
 
+def _values(namespaces: int) -> dict[str, Any]:
+    """A fleet of ``namespaces`` benchmark namespaces over three ClusterQueues, no jobs."""
+    return fleet.fleet_values(fleet.FleetSize(3, namespaces, 0, 0))
+
+
 def _fleet(tmp_path: Path, namespaces: int) -> Path:
-    values = fleet.fleet_values(fleet.FleetSize(3, namespaces, 0, 0))
     stack = tmp_path / f"Pulumi.fleet-{namespaces}.yaml"
-    stack.write_text(yaml.safe_dump({"config": {f"aiperf-kueue:{k}": v for k, v in values.items()}}))
+    stack.write_text(yaml.safe_dump({"config": {f"aiperf-kueue:{k}": v for k, v in _values(namespaces).items()}}))
     return stack
 
 
+@functools.cache
 def _outputs(namespaces: int) -> dict[str, Any]:
-    values = fleet.fleet_values(fleet.FleetSize(3, namespaces, 0, 0))
-    return run_program(f"fleet-{namespaces}", values, set()).outputs
+    """The program's stack outputs for the fleet (cached: each size runs the program once; read, never change)."""
+    return run_program(f"fleet-{namespaces}", _values(namespaces), set()).outputs
 
 
 def test_only_the_queue_names_and_the_cli_lines_grow_with_the_namespaces() -> None:

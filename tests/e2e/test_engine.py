@@ -151,7 +151,8 @@ def test_every_kubectl_output_runs_on_the_cluster(engine: EngineRun, report: Rep
     """Each command of the ``kubectl`` stack output, run as a user pastes it (the built kubectl against this
     cluster), succeeds; the one that lists the benchmark namespaces shows each with the ClusterQueue and the
     default-queue annotation the plan gives it."""
-    commands = _commands(engine.stack.outputs()["kubectl"].value)
+    kubectl = engine.stack.outputs()["kubectl"].value
+    commands = _commands(kubectl)
     failed = {}
     for command in commands:
         program, *args = shlex.split(command)
@@ -176,7 +177,7 @@ def test_every_kubectl_output_runs_on_the_cluster(engine: EngineRun, report: Rep
         ]
         for m in namespaces
     )
-    listed = engine.cluster.kubectl(*shlex.split(engine.stack.outputs()["kubectl"].value["namespaceAnnotations"])[1:])
+    listed = engine.cluster.kubectl(*shlex.split(kubectl["namespaceAnnotations"])[1:])
     header, *rows = listed.stdout.splitlines()
     assert header.split() == ["NAMESPACE", "CLUSTERQUEUE", "DEFAULT-QUEUE"]
     assert len(planned) > 0
