@@ -37,8 +37,8 @@ def test_the_living_clusters_tree_reclaim_is_predicted() -> None:
     result = run("cohort-tree-reclaim", E2E_SCENARIOS / "cohort-tree-reclaim")
     assert timeline(result) == [
         ("team-a/a1", [0.0], [], None),
-        ("team-a/a2", [90.0], [180.0], None),
-        ("team-c/c1", [180.0], [], None),
+        ("team-a/a2", [150.0], [300.0], None),
+        ("team-c/c1", [300.0], [], None),
     ]
     assert [e.detail for e in result.outcome.events if e.kind == "preempted"] == ["by team-c/c1 (InCohortReclamation)"]
 
