@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.benchmark_push import next_push
+from tests.e2e.benchmark_push import next_push, phases_until
+from tests.e2e.scenario_run import rolled_back
 
 
 def _pod(role: str, phase: str, *, deleting: bool = False) -> dict[str, Any]:
@@ -51,3 +52,40 @@ RUNNING = [_pod("controller", "Running"), _pod("workers", "Running")]
 )
 def test_next_push(job: dict[str, Any], pods: list[dict[str, Any]], push: str | None) -> None:
     assert next_push(job, pods) == push
+
+
+@pytest.mark.parametrize(
+    ("seen", "sampled", "phases"),
+    [
+        # The watch already saw the watchdog's Queued; the record was read before it: cut at the sampled phase.
+        (["Pending", "Queued"], "Pending", ["Pending"]),
+        # The watch has not yet seen the phase the read gave: added.
+        (["Pending"], "Initializing", ["Pending", "Initializing"]),
+        # In step: unchanged.
+        (["Pending", "Initializing", "Running"], "Running", ["Pending", "Initializing", "Running"]),
+        # A rollback the read already shows: the last occurrence counts.
+        (["Pending", "Initializing", "Running", "Initializing"], "Initializing",
+         ["Pending", "Initializing", "Running", "Initializing"]),
+        # The read is older than the rollback the watch saw.
+        (["Pending", "Initializing", "Running", "Initializing"], "Running", ["Pending", "Initializing", "Running"]),
+        ([], None, []),
+        ([], "Pending", ["Pending"]),
+    ],
+)
+def test_a_records_phases_end_at_the_phase_it_read(seen: list[str], sampled: str | None, phases: list[str]) -> None:
+    assert phases_until(seen, sampled) == phases
+
+
+@pytest.mark.parametrize(
+    ("phases", "rolled"),
+    [
+        (["Pending", "Initializing", "Running", "Initializing"], True),
+        (["Pending", "Queued", "Initializing", "Running", "Queued"], True),
+        (["Pending", "Initializing", "Running"], False),
+        (["Pending", "Initializing"], False),
+        (["Pending", "Initializing", "Running", "Completed"], False),
+        ([], False),
+    ],
+)
+def test_a_running_job_written_back_to_an_earlier_phase_is_a_rollback(phases: list[str], rolled: bool) -> None:
+    assert rolled_back(phases) is rolled

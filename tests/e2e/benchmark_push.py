@@ -155,6 +155,21 @@ class PhaseWatch:
         with self._lock:
             return list(self._phases.get(key, []))
 
+    def phases_at(self, key: str, sampled: str | None) -> list[str]:
+        """The phases of ``namespace/name`` up to ``sampled``, the phase a read of the object just gave: the watch may
+        have seen a later write already (cut there) or not yet seen that one (added), so the two agree."""
+        return phases_until(self.phases(key), sampled)
+
+
+def phases_until(seen: list[str], sampled: str | None) -> list[str]:
+    """``seen`` (a watch's phases, in order) cut after the last ``sampled``, or with ``sampled`` added if the watch has
+    not seen it yet (see :meth:`PhaseWatch.phases_at`)."""
+    if not sampled:
+        return list(seen)
+    if sampled in seen:
+        return seen[: len(seen) - seen[::-1].index(sampled)]
+    return [*seen, sampled]
+
     def _see(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         phase = (obj.get("status") or {}).get("phase")
