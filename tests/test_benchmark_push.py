@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.benchmark_push import next_push, phases_until
-from tests.e2e.scenario_run import rolled_back
+from tests.e2e.scenario_run import rolled_back, unexpected_phases
 
 
 def _pod(role: str, phase: str, *, deleting: bool = False) -> dict[str, Any]:
@@ -89,3 +89,27 @@ def test_a_records_phases_end_at_the_phase_it_read(seen: list[str], sampled: str
 )
 def test_a_running_job_written_back_to_an_earlier_phase_is_a_rollback(phases: list[str], rolled: bool) -> None:
     assert rolled_back(phases) is rolled
+
+
+RUN = ("Running", ("Pending", "Initializing", "Running"))
+WAIT = ("Queued", ("Pending", "Queued"))
+
+
+@pytest.mark.parametrize(
+    ("got", "wrong"),
+    [
+        ({"01": {"a": RUN, "b": WAIT}}, {}),
+        # 0.13.0's rollback of a run expected Running: allowed, named in unexpected_phases.
+        ({"01": {"a": ("Initializing", ("Pending", "Initializing", "Running", "Initializing")), "b": WAIT}}, {}),
+        # Any other difference is not.
+        ({"01": {"a": ("Initializing", ("Pending", "Initializing")), "b": WAIT}},
+         {"01 a": ("Initializing", ("Pending", "Initializing"))}),
+        ({"01": {"a": RUN, "b": ("Initializing", ("Pending", "Queued", "Initializing"))}},
+         {"01 b": ("Initializing", ("Pending", "Queued", "Initializing"))}),
+        ({"01": {"a": RUN}}, {"01 b": "missing"}),
+        ({"01": {"a": RUN, "b": WAIT, "c": RUN}}, {"01 c": RUN}),
+        ({}, {"01 a": "missing", "01 b": "missing"}),
+    ],
+)
+def test_phases_as_expected_or_rolled_back(got: dict[str, Any], wrong: dict[str, Any]) -> None:
+    assert unexpected_phases(got, {"01": {"a": RUN, "b": WAIT}}) == wrong

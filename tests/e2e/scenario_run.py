@@ -79,6 +79,29 @@ def rolled_back(phases: list[str]) -> bool:
     Nothing the harness fakes moves such a job on: a real controller's next change of ``subPhase`` comes when its
     profiling ends, so the step waits no longer for it and the record keeps what 0.13.0 wrote."""
     return "Running" in phases and phases[-1] in ("Pending", "Queued", "Initializing")
+
+
+PhasesByStep = Mapping[str, Mapping[str, tuple[str, tuple[str, ...]]]]
+
+
+def unexpected_phases(got: PhasesByStep, expected: PhasesByStep) -> dict[str, Any]:
+    """Per step and run, each (operatorPhase, operatorPhases) that is neither the expected one nor, for a run expected
+    ``Running``, the expected phases followed by 0.13.0's rollback to ``Initializing`` (:func:`rolled_back`); a run
+    missing on either side too. Empty when every run is as expected."""
+    wrong: dict[str, Any] = {}
+    for step in sorted({*got, *expected}):
+        seen, wanted = got.get(step, {}), expected.get(step, {})
+        for key in sorted({*seen, *wanted}):
+            if key not in seen or key not in wanted:
+                wrong[f"{step} {key}"] = seen.get(key, "missing")
+                continue
+            phase, phases = wanted[key]
+            allowed = [wanted[key]]
+            if phase == "Running":
+                allowed.append(("Initializing", (*phases, "Initializing")))
+            if seen[key] not in allowed:
+                wrong[f"{step} {key}"] = seen[key]
+    return wrong
 #: Seconds after its creation by which AIPerf 0.13.0's operator has looked at a job nothing pushes for: its heartbeat
 #: watchdog (every 10 s) runs the monitor that sets ``Queued`` once the creation is older than the controller heartbeat
 #: expiry (10 s as the harness runs the operator, :data:`tests.e2e.operator.HEARTBEAT_EXPIRY_SECONDS`; 30 s by

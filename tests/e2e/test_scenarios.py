@@ -21,7 +21,7 @@ from aiperf_kueue.installs.cluster import NO_CLUSTER_WARNING
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, Report
 from tests.e2e.predict import prediction_differences
 from tests.e2e.scenario import load_scenario, run_keys
-from tests.e2e.scenario_run import OPERATOR_LOOK_SECONDS, ScenarioResult, run_scenario
+from tests.e2e.scenario_run import OPERATOR_LOOK_SECONDS, ScenarioResult, run_scenario, unexpected_phases
 from tests.e2e.stackrun import load_plan
 
 OWN = ROOT / "tests" / "e2e" / "scenarios"
@@ -357,7 +357,9 @@ def test_operator_phases(scenario: ScenarioResult) -> None:
             s.step: {key: (r["operatorPhase"], tuple(r["operatorPhases"])) for key, r in runs.items()}
             for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)
         }
-        assert got == expected
+        # Exactly the expected phases, or, for a run expected Running, those followed by 0.13.0's known rollback to
+        # Initializing (scenario_run.rolled_back, docs/e2e.md): the one difference its race can make, and no other.
+        assert unexpected_phases(got, expected) == {}
 
 
 #: Per scenario, step and run: a benchmark whose pods all Succeeded, its operator phase and phases. AIPerf 0.13.0
