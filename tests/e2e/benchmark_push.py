@@ -161,15 +161,6 @@ class PhaseWatch:
         return phases_until(self.phases(key), sampled)
 
 
-def phases_until(seen: list[str], sampled: str | None) -> list[str]:
-    """``seen`` (a watch's phases, in order) cut after the last ``sampled``, or with ``sampled`` added if the watch has
-    not seen it yet (see :meth:`PhaseWatch.phases_at`)."""
-    if not sampled:
-        return list(seen)
-    if sampled in seen:
-        return seen[: len(seen) - seen[::-1].index(sampled)]
-    return [*seen, sampled]
-
     def _see(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         phase = (obj.get("status") or {}).get("phase")
@@ -211,3 +202,13 @@ def phases_until(seen: list[str], sampled: str | None) -> list[str]:
                 if failures == 3:
                     self.errors.append(f"phase watch: 3 watches failed, last: {type(exc).__name__}: {exc}")
                 self._stop.wait(1)
+
+
+def phases_until(seen: list[str], sampled: str | None) -> list[str]:
+    """``seen`` (a watch's phases, in order) cut after the last ``sampled``, or with ``sampled`` added if the watch has
+    not seen it yet (see :meth:`PhaseWatch.phases_at`)."""
+    if not sampled:
+        return list(seen)
+    if sampled in seen:
+        return seen[: len(seen) - seen[::-1].index(sampled)]
+    return [*seen, sampled]
