@@ -160,7 +160,6 @@ class PhaseWatch:
         have seen a later write already (cut there) or not yet seen that one (added), so the two agree."""
         return phases_until(self.phases(key), sampled)
 
-
     def _see(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         phase = (obj.get("status") or {}).get("phase")

@@ -70,6 +70,17 @@ JOB_LABEL = "aiperf-kueue/job"
 #: Seconds the records must stay the same before a step counts as settled.
 QUIET_SECONDS = 6.0
 FINAL_PHASES = frozenset({"Completed", "Failed", "Cancelled"})
+#: Seconds after its creation by which AIPerf 0.13.0's operator has looked at a job nothing pushes for: its heartbeat
+#: watchdog (every 10 s) runs the monitor that sets ``Queued`` once the creation is older than the controller heartbeat
+#: expiry (10 s as the harness runs the operator, :data:`tests.e2e.operator.HEARTBEAT_EXPIRY_SECONDS`; 30 s by
+#: default), plus a margin. A pending job still ``Pending`` younger than this is on its way.
+OPERATOR_LOOK_SECONDS = HEARTBEAT_EXPIRY_SECONDS + 15.0
+#: The record fields that say what Kueue and the operator did (the timing fields are left out of comparisons).
+RECORD_FIELDS = (
+    "job", "namespace", "admitted", "clusterQueue", "flavors", "preemptedCount", "preemptionReason", "evictionReasons",
+    "finished",
+    "podsRunning", "podsSucceeded", "operatorPhase",
+)
 
 
 def rolled_back(phases: list[str]) -> bool:
@@ -102,17 +113,6 @@ def unexpected_phases(got: PhasesByStep, expected: PhasesByStep) -> dict[str, An
             if seen[key] not in allowed:
                 wrong[f"{step} {key}"] = seen[key]
     return wrong
-#: Seconds after its creation by which AIPerf 0.13.0's operator has looked at a job nothing pushes for: its heartbeat
-#: watchdog (every 10 s) runs the monitor that sets ``Queued`` once the creation is older than the controller heartbeat
-#: expiry (10 s as the harness runs the operator, :data:`tests.e2e.operator.HEARTBEAT_EXPIRY_SECONDS`; 30 s by
-#: default), plus a margin. A pending job still ``Pending`` younger than this is on its way.
-OPERATOR_LOOK_SECONDS = HEARTBEAT_EXPIRY_SECONDS + 15.0
-#: The record fields that say what Kueue and the operator did (the timing fields are left out of comparisons).
-RECORD_FIELDS = (
-    "job", "namespace", "admitted", "clusterQueue", "flavors", "preemptedCount", "preemptionReason", "evictionReasons",
-    "finished",
-    "podsRunning", "podsSucceeded", "operatorPhase",
-)
 
 
 class SettleError(AssertionError):
@@ -289,7 +289,7 @@ class Observer:
                 "podsRunning": running,
                 "podsSucceeded": succeeded,
                 "operatorPhase": phase,
-                # Every phase 0.13.0 wrote to this AIPerfJob so far, in order (watched, not sampled).
+                # Every phase 0.13.0 wrote to this AIPerfJob, in order (watched), up to the one read here.
                 "operatorPhases": self.phases.phases_at(key, phase) if self.phases else [],
                 "secondsToAdmission": None if times.admitted is None else round(times.admitted - times.up_started, 1),
                 "secondsToRunning": None if times.running is None else round(times.running - times.up_started, 1),
