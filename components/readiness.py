@@ -18,7 +18,9 @@ import pulumi.dynamic
 
 # Also the name of the provider class in the state of stacks created before the class moved to
 # aiperf_kueue.providers.readiness: keep it importable from here (see that module).
-from aiperf_kueue.providers.readiness import KueueReadinessProvider
+# Re-exported: states written before the provider moved to aiperf_kueue.providers pickle it by this name
+# (tests/test_provider_state.py).
+from aiperf_kueue.providers.readiness import KueueReadinessProvider as KueueReadinessProvider
 from aiperf_kueue.upstream import kueue
 
 

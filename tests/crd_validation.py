@@ -43,6 +43,9 @@ import celpy
 import celpy.evaluation
 import jsonschema
 import yaml
+from celpy.adapter import json_to_cel
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
 
 #: ``../shared`` next to the repository root (or ``AIPERF_KUEUE_SHARED``).
 SHARED = Path(os.environ.get("AIPERF_KUEUE_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
@@ -355,12 +358,12 @@ def compile_rule(rule: str) -> Any:
 def evaluate_rule(rule: str, value: Any) -> str | None:
     """``None`` if ``rule`` holds for ``self`` = ``value``; else why not."""
     try:
-        outcome = compile_rule(rule).evaluate({"self": celpy.json_to_cel(value)})
-    except celpy.CELParseError as exc:
+        outcome = compile_rule(rule).evaluate({"self": json_to_cel(value)})
+    except CELParseError as exc:
         return f"rule does not compile: {exc}"
-    except celpy.CELEvalError as exc:
+    except CELEvalError as exc:
         return f"evaluation error: {exc.args[0] if exc.args else exc}"
-    if isinstance(outcome, celpy.CELEvalError):
+    if isinstance(outcome, CELEvalError):
         return f"evaluation error: {outcome.args[0] if outcome.args else outcome}"
     if isinstance(outcome, celpy.celtypes.BoolType):
         return None if bool(outcome) else "rule is false"

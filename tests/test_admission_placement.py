@@ -270,7 +270,8 @@ TERM = "spec.podTemplate.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDu
             "must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt, got 'Like'",
         ),
         (
-            {"affinity": affinity([("gpus", "In", [8])])},
+            # An int among the values is the bad input under test.
+            {"affinity": affinity([("gpus", "In", [8])])},  # type: ignore[list-item]
             f"{TERM}[0].matchExpressions[0].values",
             "must be a list of strings (quote numbers), got a list of 1 item (8)",
         ),
@@ -388,7 +389,7 @@ def test_two_pod_job_with_one_pod_of_quota_never_fits() -> None:
 
 def test_pods_are_charged_even_when_nothing_else_is() -> None:
     result = assign(pods_plan("4"), "team-a", pod_sets(50, resourceMode="none"))
-    assert (result.flavors, result.requests, result.jobs_on_nominal) == (("cpu",), {"pods": 2}, 2)
+    assert (result.flavors, result.requests, result.jobs_on_nominal) == (("cpu",), {"pods": Fraction(2)}, 2)
 
 
 # --------------------------------------------------------------------------- whole stacks

@@ -31,12 +31,8 @@ from aiperf_kueue.installs import releases as installs
 from aiperf_kueue.plan import manifests
 from aiperf_kueue.plan.stack_plan import plan_stack
 from aiperf_kueue.stackfile.loader import SECRET_PLACEHOLDER_PATTERN, parse_config, read_stack_file, stack_name_of
+from tests import crd_validation as cv
 from tests.support import CHECKED_STACK_FILES, SECRET_SIG, SHIPPED_EXAMPLES, require_shared
-
-try:
-    import crd_validation as cv
-except ImportError:  # tests/ imported as a package
-    from tests import crd_validation as cv
 
 REPO = Path(__file__).resolve().parents[1]
 API_VERSION = "aiperf.nvidia.com/v1alpha1"

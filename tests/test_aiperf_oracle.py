@@ -26,6 +26,7 @@ from aiperf_kueue.config import aiperf_endpoint as endpoint
 from aiperf_kueue.config import aiperf_outputs as outputs
 from aiperf_kueue.config import aiperf_phases as phases
 from aiperf_kueue.config import aiperf_plot as plot
+from aiperf_kueue.config import aiperf_sections as sections
 from aiperf_kueue.config import aiperf_spec
 from aiperf_kueue.installs import operator_objects
 from aiperf_kueue.installs import releases as installs
@@ -281,7 +282,7 @@ def test_the_memory_estimation_warnings_the_plan_predicts(
 
 
 def _keys(model: type[BaseModel]) -> set[str]:
-    extra = getattr(model, "KEYS", frozenset())
+    extra: frozenset[str] = getattr(model, "KEYS", frozenset())
     return {f.alias or n for n, f in model.model_fields.items()} | set(extra)
 
 
@@ -299,15 +300,15 @@ PROGRAM_KEYS: dict[str, set[str]] = {
     "benchmark.endpoint.resetKvCache": {"timeoutSeconds", "maxRetrySeconds", "path"},
     "benchmark.endpoint.serverProfiler": {"timeoutSeconds", "startPath", "stopPath"},
     "benchmark.phases": _keys(phases.Phase),
-    "benchmark.artifacts": _keys(bench.Artifacts),
+    "benchmark.artifacts": _keys(outputs.Artifacts),
     "benchmark.artifacts.userFiles": _keys(outputs.UserFile),
-    "benchmark.tokenizer": _keys(bench.Tokenizer),
+    "benchmark.tokenizer": _keys(sections.Tokenizer),
     "benchmark.gpuTelemetry": set(bench._GPU_TELEMETRY_KEYS) - {"url"},
     "benchmark.serverMetrics": set(bench._SERVER_METRICS_KEYS) - {"url"},
-    "benchmark.networkLatency": _keys(bench.NetworkLatency),
-    "benchmark.otel": _keys(bench.Otel),
-    "benchmark.mlflow": _keys(bench.Mlflow),
-    "benchmark.wandb": _keys(bench.Wandb),
+    "benchmark.networkLatency": _keys(sections.NetworkLatency),
+    "benchmark.otel": _keys(sections.Otel),
+    "benchmark.mlflow": _keys(sections.Mlflow),
+    "benchmark.wandb": _keys(sections.Wandb),
     "benchmark.runtime": _keys(bench.Runtime),
     "benchmark.runtime.communication": _keys(comm.Communication),
     **{f"benchmark.runtime.communication[{tag}]": set(keys) for tag, keys in comm.KEYS.items()},
@@ -318,9 +319,9 @@ PROGRAM_KEYS: dict[str, set[str]] = {
     "plot.settings": _keys(plot.PlotSettings),
     "plot.settings.serverMetricsDownsampling": _keys(plot.ServerMetricsDownsampling),
     "plot.experimentClassification": _keys(plot.ExperimentClassification),
-    "benchmark.logging": _keys(bench.Logging),
-    "benchmark.metrics": _keys(bench.Metrics),
-    "benchmark.accuracy": _keys(bench.Accuracy),
+    "benchmark.logging": _keys(outputs.Logging),
+    "benchmark.metrics": _keys(outputs.Metrics),
+    "benchmark.accuracy": _keys(outputs.Accuracy),
 }
 
 
@@ -342,14 +343,14 @@ def test_the_spec_models_take_the_releases_keys_and_enums(oracle: Oracle) -> Non
     theirs["benchmark.datasets[public]"].remove("_entries_explicit")
     assert {path: keys for path, keys in PROGRAM_KEYS.items()} == theirs
     enums = release["enums"]
-    for path, model, field in [
+    cases: list[tuple[str, type[BaseModel], str]] = [
         ("benchmark.endpoint.type", endpoint.Endpoint, "type"),
         ("benchmark.endpoint.connectionReuse", endpoint.Endpoint, "connection_reuse"),
         ("benchmark.endpoint.requestContentType", endpoint.Endpoint, "request_content_type"),
         ("benchmark.endpoint.waitForModelMode", endpoint.Endpoint, "wait_for_model_mode"),
-        ("benchmark.accuracy.benchmark", bench.Accuracy, "benchmark"),
-        ("benchmark.accuracy.grader", bench.Accuracy, "grader"),
-        ("benchmark.logging.level", bench.Logging, "level"),
+        ("benchmark.accuracy.benchmark", outputs.Accuracy, "benchmark"),
+        ("benchmark.accuracy.grader", outputs.Accuracy, "grader"),
+        ("benchmark.logging.level", outputs.Logging, "level"),
         ("benchmark.artifacts.userFiles.format", outputs.UserFile, "format"),
         ("benchmark.runtime.ui", bench.Runtime, "ui"),
         ("benchmark.runtime.communication.type", comm.Communication, "type"),
@@ -365,5 +366,6 @@ def test_the_spec_models_take_the_releases_keys_and_enums(oracle: Oracle) -> Non
         ("imagePullPolicy", aiperf_spec.AIPerfJobSpec, "image_pull_policy"),
         ("podTemplate.dnsPolicy", aiperf_spec.PodTemplate, "dns_policy"),
         ("failurePolicy.onChildFailure", aiperf_spec.FailurePolicy, "on_child_failure"),
-    ]:
+    ]
+    for path, model, field in cases:
         assert sorted(_literal(model, field)) == sorted(enums[path]), path

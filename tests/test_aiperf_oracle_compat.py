@@ -64,7 +64,8 @@ def _kueue_queue(result: dict[str, Any]) -> tuple[str, str]:
 def _spec(plan: StackPlan, *, queue_name: bool) -> dict[str, Any]:
     (admission,) = plan.jobs.admissions
     image = installs.operator_image(plan.config.operator)
-    return manifests.aiperf_job(admission, image, None, queue_name=queue_name)["spec"]
+    spec: dict[str, Any] = manifests.aiperf_job(admission, image, None, queue_name=queue_name)["spec"]
+    return spec
 
 
 def _row(plan: StackPlan, subject: str) -> tuple[str, str]:

@@ -157,7 +157,7 @@ PHASE = st.fixed_dictionaries(
         "bogus": st.just(1),
     },
 )
-SHORTHAND = st.fixed_dictionaries(
+SHORTHAND: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {}, optional={"warmup": st.one_of(PHASE, st.just("x")), "profiling": st.one_of(PHASE, st.just([]))}
 )
 
@@ -207,6 +207,7 @@ def test_the_drawn_specs_reach_both_outcomes(oracle: Oracle) -> None:
     bad["plot"]["visualization"]["singleRunDefaults"] = ["itl"]
     assert (accepted_here(good), oracle.validate(good)["accepted"]) == (True, True)
     assert (accepted_here(bad), oracle.validate(bad)["accepted"]) == (False, False)
+    artifacts: dict[str, Any]
     for artifacts in (
         {"prefix": "./outputs_console.txt", "exportOutputsJson": True},
         {"userFiles": [{"path": "a/../../b", "content": "x"}]},

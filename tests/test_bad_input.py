@@ -436,7 +436,7 @@ def registrations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     original = engine._Recorder.new_resource
 
-    def spy(self: engine._Recorder, args: engine.mocks.MockResourceArgs) -> tuple[str, dict[str, object]]:
+    def spy(self: engine._Recorder, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, object]]:
         seen.append(args.typ)
         return original(self, args)
 

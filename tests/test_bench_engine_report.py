@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,9 @@ def test_a_stopped_update_is_extrapolated_and_says_so() -> None:
     assert x["stateProportionalSeconds"] == 600 + 1200 * 2
 
 
-def _size(namespaces: int, objects: int, kubectl: float, up: float, skip: float, *, stopped: bool = False) -> dict:
+def _size(
+    namespaces: int, objects: int, kubectl: float, up: float, skip: float, *, stopped: bool = False
+) -> dict[str, Any]:
     creates = objects + namespaces
     return {
         "namespaces": namespaces,
@@ -100,7 +103,7 @@ def test_chart_state_bytes_count_the_charts_resources_and_their_crds_apart() -> 
     assert report.chart_state_bytes(state) == {"charts": size(crd) + size(deployment), "crds": size(crd)}
 
 
-def _measured(namespaces: int, *, stopped: bool = False) -> dict:
+def _measured(namespaces: int, *, stopped: bool = False) -> dict[str, Any]:
     size = _size(namespaces, 5 * namespaces, 2.0, 20.0, 4.0, stopped=stopped)
     size["upOverKubectl"] = 10.0
     size["stateBytesPerNamespace"] = 2500.0

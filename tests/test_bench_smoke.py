@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,12 @@ def test_replay_orders_parents_and_dependencies_first() -> None:
     assert [r["urn"] for r in replay.order(records)] == ["a", "b", "c"]
 
 
+#: The bench report, its printed lines and its output directory.
+Smallest = tuple[dict[str, Any], list[str], Path]
+
+
 @pytest.fixture(scope="module")
-def smallest(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[str], Path]:
+def smallest(tmp_path_factory: pytest.TempPathFactory) -> Smallest:
     out = tmp_path_factory.mktemp("bench") / "results.json"
     # The real-engine half of `make bench` wrote its section before; the offline half keeps it.
     out.write_text(json.dumps({"realEngine": {"measuredAt": "earlier"}}))
@@ -36,7 +41,7 @@ def smallest(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[str],
     return report, bench.table(report), out
 
 
-def test_bench_reports_program_floor_and_replay_for_the_same_resource_count(smallest: tuple) -> None:
+def test_bench_reports_program_floor_and_replay_for_the_same_resource_count(smallest: Smallest) -> None:
     report, _, _ = smallest
     assert set(report) == {"machine", "repeat", "sizes", "growth", "realEngine"}
     assert report["realEngine"] == {"measuredAt": "earlier"}
@@ -58,14 +63,14 @@ def test_bench_reports_program_floor_and_replay_for_the_same_resource_count(smal
     assert report["growth"] == []
 
 
-def test_bench_prints_a_table(smallest: tuple) -> None:
+def test_bench_prints_a_table(smallest: Smallest) -> None:
     _, lines, _ = smallest
     assert lines[0].split()[:3] == ["target", "resources", "program"]
     assert lines[1].split()[:2] == ["100", str(fleet.expected_resources(fleet.fleet_for(100)))]
 
 
 def test_growth_compares_consecutive_sizes() -> None:
-    def size(target: int, resources: int, wall: float) -> dict:
+    def size(target: int, resources: int, wall: float) -> dict[str, Any]:
         kind = {"wall": wall}
         return {"target": target, "resources": resources, "program": kind, "floor": kind}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +242,7 @@ def test_two_separate_trees_do_not_borrow_from_each_other() -> None:
     )
     _, plan = plan_values(values)
     assert (plan.root("a"), plan.root("b")) == ("left", "right")
-    assert (plan.max_capacity("a", "cpu", "cpu"), plan.max_capacity("b", "cpu", "cpu")) == (5, 5)
+    assert (plan.max_capacity("a", "cpu", "cpu"), plan.max_capacity("b", "cpu", "cpu")) == (Fraction(5), Fraction(5))
 
 
 SCENARIO_STACK = ROOT / "tests" / "e2e" / "scenarios" / "cohort-tree-reclaim" / "02-a2.yaml"

@@ -32,13 +32,9 @@ from aiperf_kueue.queues.planner import plan_queues
 from aiperf_kueue.queues.queue_plan import QueuePlan
 from aiperf_kueue.stackfile.loader import parse_config, read_stack_file, stack_name_of
 from aiperf_kueue.upstream.kueue import KueueTarget
+from tests import crd_validation as cv
 from tests import upstream
 from tests.support import CHECKED_STACK_FILES, flattened_tree, require_upstream
-
-try:
-    import crd_validation as cv
-except ImportError:  # tests/ imported as a package
-    from tests import crd_validation as cv
 
 REPO = Path(__file__).resolve().parents[1]
 GROUP_PREFIX = "kueue.x-k8s.io/"
@@ -72,8 +68,9 @@ def catalog() -> cv.Catalog:
 def stack_values(stack: Path, target: str) -> tuple[dict[str, Any], set[str]]:
     values, secret_keys = read_stack_file(stack)
     values = copy.deepcopy(values)
-    if TARGETS[target] is not None:
-        values["kueue"] = dict(TARGETS[target])
+    target_values = TARGETS[target]
+    if target_values is not None:
+        values["kueue"] = dict(target_values)
         if TARGETS[target] != TARGETS["0.19.2-v1beta2"]:
             # No v1beta2 Cohort API: a tree is refused there (tests/test_cohort_tree.py), one flat cohort is not.
             values = flattened_tree(values)

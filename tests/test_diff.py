@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,7 +46,7 @@ def prod() -> Plan:
     return planned(PROD_FILE)
 
 
-def actions(diff_changes: tuple) -> list[tuple[str, str, tuple[str, ...]]]:
+def actions(diff_changes: tuple[Any, ...]) -> list[tuple[str, str, tuple[str, ...]]]:
     return [(c.action, c.name, c.replace_because) for c in diff_changes]
 
 
@@ -197,7 +199,7 @@ def test_switching_kueue_source_to_manifests_creates_them_and_deletes_the_protec
 
 
 def test_identity_rules_apply_to_kubernetes_objects_and_chart_namespaces_only() -> None:
-    def changes(type_: str, old: dict[str, object], new: dict[str, object]) -> list[tuple[str, tuple[str, ...]]]:
+    def changes(type_: str, old: Mapping[str, object], new: Mapping[str, object]) -> list[tuple[str, tuple[str, ...]]]:
         base = {"type": type_, "name": "r", "urn": f"urn:pulumi:s::p::{type_}::r", "inputs": old}
         return [
             (c.action, c.replace_because)

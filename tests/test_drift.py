@@ -41,7 +41,7 @@ def run(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def h100_shortfall(gpus: dict[str, str]) -> dict[str, Any]:
+def h100_shortfall(gpus: dict[str, Any]) -> dict[str, Any]:
     """gpu-h100 with one of its 4 nodes gone: a quarter of each ClusterQueue's cpu and memory quota has no node
     behind it (shares team-a 50, team-b 25, research 25 of 4 × 190 × 0.95 = 722 cpu and 7220Gi)."""
     return {

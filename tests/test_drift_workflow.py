@@ -16,7 +16,7 @@ WORKFLOW = ROOT / ".github" / "workflows" / "drift.yml"
 
 
 def load() -> dict[str, Any]:
-    data = yaml.safe_load(WORKFLOW.read_text())
+    data: dict[Any, Any] = yaml.safe_load(WORKFLOW.read_text())
     data["on"] = data.pop(True)  # YAML 1.1 reads the key `on` as true
     return data
 

@@ -188,7 +188,7 @@ KUBERNETES_PUBLIC = ("kubernetes", "kubernetes.client", "kubernetes.config")
 
 def test_product_code_reaches_the_kubernetes_client_only_through_its_public_packages() -> None:
     # Its loader's modules (kube_config, incluster_config) have no underscore, and are internals still.
-    found = {}
+    found: dict[str, list[str]] = {}
     for path in _product_files():
         with gc_paused():
             tree = ast.parse(path.read_text(), str(path))

@@ -59,13 +59,17 @@ def test_webhook_cert_secrets_leave_their_data_to_the_controller() -> None:
     result = leave_cert_data(secret)
     assert result is not None
     assert (result.opts.ignore_changes, result.opts.protect) == (["data"], None)
-    other = pulumi.ResourceTransformArgs(True, SECRET_TYPE, "operator-chart:aiperf-system/creds", {}, None)
+    other = pulumi.ResourceTransformArgs(
+        True, SECRET_TYPE, "operator-chart:aiperf-system/creds", {}, pulumi.ResourceOptions()
+    )
     assert leave_cert_data(other) is None
     assert leave_cert_data(_args(CRD_TYPE)) is None
 
 
 def test_chart_services_are_not_awaited_and_keep_their_annotations_and_options() -> None:
-    props = {"metadata": {"name": "kueue-webhook-service", "annotations": {"a": "b"}}, "spec": {"ports": []}}
+    props: dict[str, Any] = {
+        "metadata": {"name": "kueue-webhook-service", "annotations": {"a": "b"}}, "spec": {"ports": []}
+    }
     opts = pulumi.ResourceOptions(ignore_changes=["spec.clusterIP"])
     name = "kueue-chart:kueue-system/kueue-webhook-service"
     args = pulumi.ResourceTransformArgs(True, SERVICE_TYPE, name, props, opts)
@@ -81,7 +85,9 @@ def test_chart_services_are_not_awaited_and_keep_their_annotations_and_options()
     assert result.opts is opts
     # The chart's own props are not changed in place.
     assert props["metadata"]["annotations"] == {"a": "b"}
-    bare = pulumi.ResourceTransformArgs(True, SERVICE_TYPE, "jobset-chart:x", {"metadata": {"name": "x"}}, None)
+    bare = pulumi.ResourceTransformArgs(
+        True, SERVICE_TYPE, "jobset-chart:x", {"metadata": {"name": "x"}}, pulumi.ResourceOptions()
+    )
     result = skip_service_await(bare)
     assert result is not None
     assert result.props["metadata"] == {"name": "x", "annotations": {"pulumi.com/skipAwait": "true"}}

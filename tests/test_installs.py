@@ -36,7 +36,8 @@ KUEUE_GATE = "kueue-ready"
 def _manager_config(values: dict[str, Any]) -> dict[str, Any]:
     config, plan = plan_values(values)
     release = installs.kueue_release(config, plan.target)
-    return yaml.safe_load(release.values["managerConfig"]["controllerManagerConfigYaml"])
+    manager: dict[str, Any] = yaml.safe_load(release.values["managerConfig"]["controllerManagerConfigYaml"])
+    return manager
 
 
 def test_kueue_manager_config_for_0_19_2() -> None:

@@ -110,7 +110,8 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def gke() -> dict[str, Any]:
-    return json.loads((NODES / "gke.json").read_text())
+    nodes: dict[str, Any] = json.loads((NODES / "gke.json").read_text())
+    return nodes
 
 
 def test_import_from_the_cluster_equals_import_from_kubectl_output(tmp_path: Path, gke: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def test_the_dev_job_is_named_after_its_spec() -> None:
 def test_the_same_spec_gives_the_same_name_and_any_other_change_a_new_one() -> None:
     values, _ = stack_values("dev")
     assert [j["metadata"]["name"] for j in _plan(copy.deepcopy(values)).aiperf_jobs()] == ["smoke-42740b"]
-    edits = {
+    edits: dict[str, Callable[[dict[str, Any]], object]] = {
         "benchmark": lambda spec: spec["benchmark"]["phases"][0].update(concurrency=8),
         "resourceMode": lambda spec: spec.update(resourceMode="guaranteed"),
         "image": lambda spec: spec.update(image="nvcr.io/nvidia/aiperf:0.13.1"),

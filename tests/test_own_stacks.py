@@ -74,10 +74,10 @@ def _ids(function: Callable[..., Any]) -> set[str]:
         if mark.name != "parametrize":
             continue
         ids = mark.kwargs.get("ids")
-        names = []
+        names: list[str] = []
         for value in mark.args[1]:
             if isinstance(value, param_set) and value.id is not None:
-                names.append(value.id)
+                names.append(str(value.id))
                 continue
             value = value.values[0] if isinstance(value, param_set) else value
             names.append(ids(value) if callable(ids) else str(value))

@@ -27,7 +27,8 @@ def secret(value: Any) -> dict[str, Any]:
 
 
 def prod_document() -> dict[str, Any]:
-    return yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    document: dict[str, Any] = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    return document
 
 
 def with_secure_env_and_header(document: dict[str, Any], env: Any, header: Any) -> dict[str, Any]:

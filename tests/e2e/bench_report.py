@@ -295,7 +295,7 @@ def _measure(
     else:
         measured["firstAdmittedShare"] = ("not measured", None)
     edit = largest.get("oneNamespaceEdit") if largest else None
-    if edit:
+    if edit and largest is not None:
         bound = 3 * edit["kubectlSeconds"] + edit["previewSeconds"]
         measured["oneNamespaceEdit"] = (
             f"up {edit['upSeconds']:.1f} s; kubectl {edit['kubectlSeconds']:.1f} s, preview "

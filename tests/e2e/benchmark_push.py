@@ -47,7 +47,7 @@ WATCH_SECONDS = 5
 
 
 def _client(kubeconfig: Path, headers: Mapping[str, str] | None = None) -> k8s.ApiClient:
-    api = k8s_config.new_client_from_config(config_file=str(kubeconfig))
+    api: k8s.ApiClient = k8s_config.new_client_from_config(config_file=str(kubeconfig))
     for key, value in (headers or {}).items():
         api.set_default_header(key, value)
     return api
@@ -105,7 +105,10 @@ class ControllerPush(Poller):
 
     def pass_once(self) -> None:
         """One pass over the AIPerfJobs."""
-        jobs = self._custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, _request_timeout=20).get("items") or []
+        listed: dict[str, Any] = self._custom.list_cluster_custom_object(  # type: ignore[assignment]  # a dict
+            GROUP, VERSION, PLURAL, _request_timeout=20
+        )
+        jobs = listed.get("items") or []
         waiting = [j for j in jobs if (j.get("status") or {}).get("phase") in ("Pending", "Queued", "Initializing")]
         if not waiting:
             return
@@ -176,7 +179,9 @@ class PhaseWatch:
         while not self._stop.is_set():
             try:
                 if version is None:
-                    listed = self._custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, _request_timeout=20)
+                    listed: dict[str, Any] = self._custom.list_cluster_custom_object(  # type: ignore[assignment]
+                        GROUP, VERSION, PLURAL, _request_timeout=20
+                    )
                     for obj in listed.get("items") or []:
                         self._see(obj)
                     version = listed["metadata"]["resourceVersion"]

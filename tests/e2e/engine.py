@@ -166,7 +166,8 @@ class Engine:
 
     def export(self, stack: auto.Stack) -> dict[str, Any]:
         """``pulumi stack export`` (secrets stay encrypted)."""
-        return json.loads(json.dumps(stack.export_stack().deployment))
+        deployment: dict[str, Any] = json.loads(json.dumps(stack.export_stack().deployment))
+        return deployment
 
 
 def step_recorder(steps: list[tuple[str, str]], *, providers: bool = True) -> Callable[[auto.EngineEvent], None]:
@@ -191,7 +192,7 @@ def cluster_config(cluster: LocalCluster) -> dict[str, str]:
 def e2e_config(stack_file: Path, kueue_module: str, jobset_module: str) -> dict[str, Any]:
     """The stack's config with the e2e's changes: local chart paths (same versions), no operator chart (no
     package ships it; the admission e2e runs the released operator as a process instead)."""
-    config = copy.deepcopy((yaml.safe_load(stack_file.read_text()) or {})["config"])
+    config: dict[str, Any] = copy.deepcopy((yaml.safe_load(stack_file.read_text()) or {})["config"])
     config.pop(f"{PROJECT}:cluster", None)  # engine_run names the local cluster
     kueue = dict(config.get(f"{PROJECT}:kueue") or {})
     kueue["chart"] = str(module_dir(kueue_module) / "charts" / "kueue")

@@ -109,7 +109,8 @@ class ResultsServer:
     def __init__(self, cluster: LocalCluster) -> None:
         self._cluster = cluster
         self._server = _bind_free_address()
-        self.address: str = self._server.server_address[0]
+        # An IPv4 server's address is (host, port), the host a str.
+        self.address: str = str(self._server.server_address[0])
         self._server.hosts, self._server.served, self._server.lock = set(), [], threading.Lock()
         self._thread = threading.Thread(target=self._server.serve_forever, name="results-server", daemon=True)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 #: Seconds one request may take before the pass that made it fails (and is retried by the watcher).
 REQUEST_TIMEOUT = 20
@@ -82,9 +82,10 @@ class Kube:
             target=k8s.V1ObjectReference(api_version="v1", kind="Node", name=node),
         )
         # The API answers a Binding create with a Status, which the client cannot read as a V1Binding.
-        self.core.create_namespaced_binding(
+        response = self.core.create_namespaced_binding(
             namespace, body, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
-        ).release_conn()
+        )
+        response.release_conn()  # type: ignore[attr-defined]  # the raw urllib3 response
 
     def patch_pod_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
         """A merge patch of the pod's status subresource (the kubelet's report)."""

@@ -335,7 +335,8 @@ class RunTimes(Poller):
         if not seconds:
             return
         jobs = self._job_of_jobset()
-        pods = self._kube.core.list_pod_for_all_namespaces(
+        # The client's models type every field optional; a listed pod has its metadata and status.
+        pods: list[Any] = self._kube.core.list_pod_for_all_namespaces(
             label_selector="jobset.sigs.k8s.io/jobset-name", _request_timeout=20
         ).items
         for pod in pods:

@@ -202,7 +202,9 @@ class Observer:
         self.kube.close()
 
     def _list(self, group: str, version: str, plural: str) -> list[dict[str, Any]]:
-        body = self.custom.list_cluster_custom_object(group, version, plural, _request_timeout=20)
+        body: dict[str, Any] = self.custom.list_cluster_custom_object(  # type: ignore[assignment]  # a dict
+            group, version, plural, _request_timeout=20
+        )
         return list(body.get("items") or [])
 
     def job_of_jobset(self) -> dict[tuple[str, str], str]:

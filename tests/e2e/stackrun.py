@@ -140,7 +140,7 @@ def operator_env(plan: Plan) -> dict[str, str]:
 
 def object_of(resource: Mapping[str, Any]) -> dict[str, Any]:
     """The Kubernetes object a resource's inputs describe (Pulumi-only annotations kept: the API ignores them)."""
-    obj = json.loads(json.dumps(resource["inputs"]))
+    obj: dict[str, Any] = json.loads(json.dumps(resource["inputs"]))
     if resource["type"].endswith("Patch"):
         obj["kind"] = resource["type"].rsplit(":", 1)[1].removesuffix("Patch")
     return obj

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pulumi.automation import OpType
 
 from tests.e2e.cluster import _deadline_loop
 from tests.e2e.conftest import BUILD, JOBSET_MODULE, KUEUE_MODULE, OUT, ROOT, ClusterFactory, Report
@@ -61,7 +62,7 @@ def test_no_change_preview_after_up(engine: EngineRun, report: Report) -> None:
     result = engine.preview(expect_no_changes=True, diff=True)
     seconds = round(time.monotonic() - started, 1)
     assert set(result.change_summary) == {"same"}, result.stdout
-    report.checks[f"no-change preview {engine.name}"] = f"{result.change_summary['same']} same in {seconds} s"
+    report.checks[f"no-change preview {engine.name}"] = f"{result.change_summary[OpType.SAME]} same in {seconds} s"
 
 
 def _state_resources(run: EngineRun) -> list[dict[str, Any]]:

@@ -250,14 +250,14 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
 
     namespace, fullname = "rbac-move", "aiperf-operator"
     role_rules = [dict(rule) for rule in operator_objects.BENCHMARK_RULES]
-    manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    old_role = {
+    manifest: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    old_role: dict[str, Any] = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
         "metadata": {"name": f"{fullname}-benchmark", "namespace": namespace},
         "rules": role_rules,
     }
-    old_binding = {
+    old_binding: dict[str, Any] = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": {"name": f"{fullname}-benchmark", "namespace": namespace},
@@ -382,7 +382,7 @@ def test_leaving_the_per_namespace_component_keeps_every_object(
     )
 
     namespace, fullname, name = "parent-move", "aiperf-operator", "ns-parent-move"
-    manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    manifest: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     local_queue = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "LocalQueue",

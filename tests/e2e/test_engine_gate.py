@@ -51,7 +51,7 @@ def gated(new_cluster: ClusterFactory, binaries: dict[str, str], report: Report)
 
 
 def _at(run: EngineRun, op: str, urn_part: str) -> float:
-    return min(e["at"] for e in run.events if e["op"] == op and urn_part in e["urn"])
+    return float(min(e["at"] for e in run.events if e["op"] == op and urn_part in e["urn"]))
 
 
 def test_the_gate_is_created_only_after_kueue_serves(gated: EngineRun, report: Report) -> None:

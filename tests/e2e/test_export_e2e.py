@@ -8,6 +8,7 @@ e2e cluster has no operator Deployment to patch.
 from __future__ import annotations
 
 import subprocess
+from typing import Any
 
 from tests.e2e.cluster import _deadline_loop
 from tests.e2e.conftest import OUT, ROOT, ClusterFactory, Report
@@ -16,8 +17,8 @@ from tests.e2e.stackrun import CLI, kueue_manager_config, plan_stack
 STACK = ROOT / "stacks" / "Pulumi.prod.yaml"
 
 
-def _condition(obj: dict[str, object], kind: str) -> str | None:
-    for c in (obj.get("status") or {}).get("conditions", []):  # type: ignore[union-attr]
+def _condition(obj: dict[str, Any], kind: str) -> str | None:
+    for c in (obj.get("status") or {}).get("conditions", []):
         if c["type"] == kind:
             return str(c["status"])
     return None

@@ -653,7 +653,8 @@ ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 
 
 def _remote(cluster: LocalCluster, name: str) -> dict[str, Any] | None:
-    return _get(cluster, "jobset", name, "-n", NAMESPACE)
+    remote: dict[str, Any] | None = _get(cluster, "jobset", name, "-n", NAMESPACE)
+    return remote
 
 
 def test_the_runbook_for_a_lost_worker_keeps_the_redispatched_run(fleet: Fleet) -> None:

@@ -289,8 +289,8 @@ def stack_run(
     cluster = new_cluster(stack_id(path), kueue_manager_config(plan))
     run = StackRun(plan, cluster)
     ordered = apply_order(plan.resources)
-    objects = []
-    jobs = []
+    objects: list[dict[str, Any]] = []
+    jobs: list[dict[str, Any]] = []
     for resource in ordered:
         obj = object_of(resource)
         if resource["type"].endswith("NamespacePatch"):

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from tests.fuzz import oracle, run
+from tests.fuzz.cases import generate
 
 
 def main() -> int:
@@ -32,7 +33,7 @@ def main() -> int:
         print(report.text())
         return 1 if report.mismatches else 0
     if args.only is not None:
-        case = run.generate(args.only, args.seed)
+        case = generate(args.only, args.seed)
         with tempfile.TemporaryDirectory() as tmp:
             argv = run.materialise(case, Path(tmp))
             code, out, err = run.run_in_process(argv)
