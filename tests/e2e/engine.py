@@ -69,10 +69,12 @@ class Engine:
         *,
         backend_query: str = "",
         env: Mapping[str, str] | None = None,
+        checkpoints: bool = True,
     ) -> None:
         """``backend_query``: a query for the file backend's URL (gocloud's ``fileblob`` options, such as
         ``metadata=skip``); ``env``: more environment for the CLI and the plugins it starts (``GOGC``, ...). Both for
-        ``make bench-engine``'s settings; the e2e runs the defaults."""
+        ``make bench-engine``'s settings. ``checkpoints=False``: every command of this engine runs with
+        ``PULUMI_SKIP_CHECKPOINTS=true`` (the note above :func:`skip_checkpoints` says where, and why)."""
         self.pulumi = Path(binaries["pulumi"])
         self.provider = Path(binaries["pulumi-resource-kubernetes"])
         self.dir = workdir
@@ -105,6 +107,7 @@ class Engine:
                     ]
                 )
             ),
+            **({} if checkpoints else {"PULUMI_SKIP_CHECKPOINTS": "true"}),
             **(env or {}),
         }
         self.cli("plugin", "install", "resource", "kubernetes", provider_version, "--file", str(self.provider))
@@ -316,6 +319,14 @@ class EngineRun:
         return self.state_file.stat().st_size
 
 
+# Where the e2e's engines write a checkpoint after every step. ``PULUMI_SKIP_CHECKPOINTS=true`` makes the engine
+# write the state once, at the end of a command, instead of after each step: the same final state, the same plan,
+# preview and events, only fewer writes of the whole state file (4-6 MB with the charts' CRDs, so about a third of
+# an ``up`` from empty on 2 cores, docs/scale.md). The engine's defaults, checkpoints on, are proven by
+# ``tests/e2e/test_engine.py`` (every committed stack's ``up`` from empty, its no-change preview, protection and
+# destroy) and measured by ``make bench-engine``; every other engine test (day two, edits, upgrades, the gate,
+# secrets, the two-stack split, MultiKueue) and the scenarios run without them.
+
 @contextlib.contextmanager
 def skip_checkpoints(run: EngineRun) -> Iterator[None]:
     """The engine writes only the final state, not a checkpoint per step (``PULUMI_SKIP_CHECKPOINTS``)."""
@@ -340,6 +351,7 @@ def engine_run(
     delay_start: Mapping[str, threading.Event] | None = None,
     ready_early: frozenset[str] = frozenset(),
     living: bool = False,
+    checkpoints: bool = False,
 ) -> Iterator[EngineRun]:
     """The stack's nodes on ``cluster``, its offline plan, and its stack with the charts' controllers running;
     nothing is deployed yet. On the way out, pass or fail, the controllers and then the cluster are stopped (a
@@ -351,7 +363,9 @@ def engine_run(
     scheduler places only the benchmark pods, on the fleet, and kwok runs them.
 
     The stack deploys to ``cluster`` by name: ``aiperf-kueue:cluster`` is set to its kubeconfig and context
-    (unless ``config`` says otherwise, as a test of that key does), as a user's stack names its own."""
+    (unless ``config`` says otherwise, as a test of that key does), as a user's stack names its own.
+
+    ``checkpoints``: the engine's per-step checkpoints, off unless asked (the note above :func:`skip_checkpoints`)."""
     config = {f"{PROJECT}:cluster": cluster_config(cluster), **config}
     try:
         if living:
@@ -361,7 +375,9 @@ def engine_run(
             create_nodes(cluster, node_objects(declared_pools(stack_file)))
         # Named after the cluster, which is unique across the suite, not after the stack: several test files deploy a
         # stack called dev, and make e2e's two workers may run two of them at once.
-        engine = Engine(binaries, OUT / "engine" / cluster.dir.name, cluster.kubeconfig, provider_version)
+        engine = Engine(
+            binaries, OUT / "engine" / cluster.dir.name, cluster.kubeconfig, provider_version, checkpoints=checkpoints
+        )
         work = engine.project_dir(name, config)
         plan = plan_stack(work / "stacks" / f"Pulumi.{name}.yaml", OUT / "engine-plans" / cluster.dir.name)
         stack = engine.stack(name, work)

@@ -47,7 +47,8 @@ def engine(
     stack_file = ROOT / "stacks" / f"Pulumi.{name}.yaml"
     cluster = new_cluster(f"engine-{name}", controllers=False)
     config = e2e_config(stack_file, KUEUE_MODULE, JOBSET_MODULE)
-    with engine_run(name, stack_file, cluster, binaries, BUILD.PULUMI_KUBERNETES, config) as run:
+    # The engine as users run it: checkpoints on (the other engine tests skip them: tests/e2e/engine.py).
+    with engine_run(name, stack_file, cluster, binaries, BUILD.PULUMI_KUBERNETES, config, checkpoints=True) as run:
         started = time.monotonic()
         result = run.up()
         run.timings["up"] = round(time.monotonic() - started, 1)

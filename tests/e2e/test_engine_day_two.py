@@ -187,7 +187,9 @@ def test_moving_from_the_default_provider_to_the_stacks_own_replaces_nothing(
 
     from components.kube import KubeObject
 
-    engine = Engine(binaries, OUT / "engine" / "provider-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    engine = Engine(
+        binaries, OUT / "engine" / "provider-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES, checkpoints=False
+    )
     flavor = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ResourceFlavor",
@@ -264,7 +266,9 @@ def test_moving_to_the_benchmark_cluster_role_keeps_the_pods_access(
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{fullname}-benchmark"},
         "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
     }
-    engine = Engine(binaries, OUT / "engine" / "rbac-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    engine = Engine(
+        binaries, OUT / "engine" / "rbac-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES, checkpoints=False
+    )
     moved = {"on": False}
 
     class EarlierNamespace(pulumi.ComponentResource):
@@ -390,7 +394,9 @@ def test_leaving_the_per_namespace_component_keeps_every_object(
         "spec": {"clusterQueue": "benchmarks"},
     }
     binding = operator_objects.benchmark_binding(namespace, fullname)
-    engine = Engine(binaries, OUT / "engine" / "parent-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES)
+    engine = Engine(
+        binaries, OUT / "engine" / "parent-move", dev.cluster.kubeconfig, BUILD.PULUMI_KUBERNETES, checkpoints=False
+    )
     moved = {"on": False}
 
     class EarlierNamespace(pulumi.ComponentResource):

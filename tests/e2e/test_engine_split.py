@@ -66,7 +66,8 @@ def split(
         assert platform.up().summary.result == "succeeded"
         # The fleet stack: its own backend and state file, on the same cluster and chart controllers.
         engine = Engine(
-            binaries, OUT / "engine" / f"{cluster.dir.name}-fleet", cluster.kubeconfig, BUILD.PULUMI_KUBERNETES
+            binaries, OUT / "engine" / f"{cluster.dir.name}-fleet", cluster.kubeconfig, BUILD.PULUMI_KUBERNETES,
+            checkpoints=False,
         )
         fleet_config = {f"{PROJECT}:cluster": cluster_config(cluster), **installed_elsewhere(config)}
         work = engine.project_dir("fleet", fleet_config)

@@ -174,7 +174,10 @@ def fleet(new_cluster: ClusterFactory, binaries: dict[str, str]) -> Iterator[Fle
         role: new_cluster(f"mk-{role}", aiperf=role == "manager", controllers=False, living=role != "manager")
         for role in STACKS
     }
-    engine = Engine(binaries, OUT / "engine" / "multikueue", clusters["manager"].kubeconfig, BUILD.PULUMI_KUBERNETES)
+    engine = Engine(
+        binaries, OUT / "engine" / "multikueue", clusters["manager"].kubeconfig, BUILD.PULUMI_KUBERNETES,
+        checkpoints=False,
+    )
     work = engine.dir / "project"
     (work / "stacks").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / "Pulumi.yaml", work / "Pulumi.yaml")
