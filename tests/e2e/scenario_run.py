@@ -17,7 +17,7 @@ does not settle within its ``settleSeconds`` fails, naming the workloads still c
 Each ``pulumi up`` runs with ``PULUMI_SKIP_CHECKPOINTS=true`` (the engine writes the state once, at the end, not after
 every step): a scenario proves what Kueue does with what the program declares, and the per-step checkpoints of the
 first ``up`` (the charts' 4 MB of state rewritten after each of its ~130 steps) were a third of a scenario's time. The
-engine's default settings are proven by the engine tests (``tests/e2e/test_engine*.py``) and measured by
+engine's default settings are proven by ``tests/e2e/test_engine.py`` and measured by
 ``make bench-engine``. ``AIPERF_KUEUE_E2E_CHECKPOINTS=1`` runs the scenarios with checkpoints, as users run them.
 """
 
