@@ -100,10 +100,10 @@ e2e-build:
 # with one line before any cluster starts); without it, the whole suite with the project's own scenarios.
 # Everything but the scenarios on two pytest-xdist workers, each taking a whole test file at a time: most of that
 # time is spent waiting on the clusters and the engine, so two share the 2 cores well (E2E_WORKERS= runs it in one
-# process). Then the project's scenarios, also two at a time, each on its own cluster with all of its tests on one
-# worker (SCENARIO_WORKERS= runs them one after another). Both parts always run; either failing fails make e2e.
+# process). Then the scenarios, one after another: a trial with two at a time (-n 2 --dist loadgroup, one group per
+# scenario) ran some scenario on both workers at once in one directory (docs/e2e.md). Both parts always run; either
+# failing fails make e2e.
 E2E_WORKERS ?= -n 2 --dist loadscope --no-loadscope-reorder
-SCENARIO_WORKERS ?= -n 2 --dist loadgroup
 e2e: setup upstream oracle e2e-build
 ifneq ($(strip $(SCENARIOS)),)
 	$(BIN)/python -m tests.e2e.scenario $(SCENARIOS)
@@ -114,10 +114,9 @@ else
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
 		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) --durations=25 \
 		--ignore=tests/e2e/test_scenarios.py --ignore=tests/e2e/test_bench_smoke.py tests/e2e || status=$$?; \
-	echo "==> the scenarios, two at a time"; \
+	echo "==> the scenarios, one after another"; \
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_REPORT_MERGE=1 e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider $(SCENARIO_WORKERS) --durations=15 \
-		tests/e2e/test_scenarios.py || status=$$?; \
+		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 tests/e2e/test_scenarios.py || status=$$?; \
 	exit $$status
 endif
 

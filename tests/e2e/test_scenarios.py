@@ -252,12 +252,7 @@ EXPECTED_PHASES: dict[str, dict[str, dict[str, tuple[str, tuple[str, ...]]]]] = 
 }
 
 
-#: Each scenario its own pytest-xdist group: under ``-n 2 --dist loadgroup`` (``make e2e``) two scenarios run at once,
-#: each on its own cluster, and every test of a scenario on the worker that ran it (its fixture runs it once).
-SCENARIO_PARAMS = [pytest.param(d, id=d.name, marks=pytest.mark.xdist_group(d.name)) for d in SCENARIO_DIRS]
-
-
-@pytest.fixture(scope="module", params=SCENARIO_PARAMS)
+@pytest.fixture(scope="module", params=SCENARIO_DIRS, ids=lambda p: p.name)
 def scenario(request: pytest.FixtureRequest, binaries: dict[str, str], aiperf_venv: Path, report: Report
              ) -> Iterator[ScenarioResult]:
     """The scenario, run on its own fresh living cluster; its records go to the report whatever happens."""
