@@ -100,9 +100,9 @@ e2e-build:
 # with one line before any cluster starts); without it, the whole suite with the project's own scenarios.
 # Everything but the scenarios on two pytest-xdist workers, each taking a whole test file at a time: most of that
 # time is spent waiting on the clusters and the engine, so two share the 2 cores well (E2E_WORKERS= runs it in one
-# process). Then the scenarios, one after another: a trial with two at a time (-n 2 --dist loadgroup, one group per
-# scenario) ran some scenario on both workers at once in one directory (docs/e2e.md). Both parts always run; either
-# failing fails make e2e.
+# process). Then the scenarios, one after another: pytest-xdist 3.8.0's loadgroup groups nothing under pytest 9.2,
+# so two at a time ran each scenario on both workers at once (docs/e2e.md). Both parts always run; either failing
+# fails make e2e.
 E2E_WORKERS ?= -n 2 --dist loadscope --no-loadscope-reorder
 e2e: setup upstream oracle e2e-build
 ifneq ($(strip $(SCENARIOS)),)
