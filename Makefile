@@ -98,26 +98,20 @@ e2e-build:
 # The suite runs inside e2e/sandbox.sh: a private network, mount and PID namespace (loopback only, /etc overlay).
 # SCENARIOS="dir ...": only those scenarios, each on a fresh living cluster, checked first (a malformed one exits 2
 # with one line before any cluster starts); without it, the whole suite with the project's own scenarios.
-# Everything but the scenarios on two pytest-xdist workers, each taking a whole test file at a time: most of that
-# time is spent waiting on the clusters and the engine, so two share the 2 cores well (E2E_WORKERS= runs it in one
-# process). Then the scenarios, one after another: pytest-xdist 3.8.0's loadgroup groups nothing under pytest 9.2,
-# so two at a time ran each scenario on both workers at once (docs/e2e.md). Both parts always run; either failing
-# fails make e2e.
+# On two pytest-xdist workers, each taking a whole test file, or a whole scenario (one class each), at a time: most
+# of that time is spent waiting on the clusters and the engine, so two share the 2 cores well. The longest files go
+# first and the scenarios last (tests/e2e/conftest.py), so both workers stay busy to the end. E2E_WORKERS= runs it
+# all in one process. Not --dist loadgroup: under pytest 9.2 it groups nothing (docs/e2e.md).
 E2E_WORKERS ?= -n 2 --dist loadscope --no-loadscope-reorder
 e2e: setup upstream oracle e2e-build
 ifneq ($(strip $(SCENARIOS)),)
 	$(BIN)/python -m tests.e2e.scenario $(SCENARIOS)
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_SCENARIOS="$(SCENARIOS)" e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/test_scenarios.py
+		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) tests/e2e/test_scenarios.py
 else
-	status=0; \
 	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_STACKS="$(STACKS)" e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) --durations=25 \
-		--ignore=tests/e2e/test_scenarios.py --ignore=tests/e2e/test_bench_smoke.py tests/e2e || status=$$?; \
-	echo "==> the scenarios, one after another"; \
-	AIPERF_KUEUE_E2E=1 AIPERF_KUEUE_E2E_REPORT_MERGE=1 e2e/sandbox.sh \
-		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 tests/e2e/test_scenarios.py || status=$$?; \
-	exit $$status
+		$(BIN)/python -m pytest -q -p no:cacheprovider $(E2E_WORKERS) --durations=40 \
+		--ignore=tests/e2e/test_bench_smoke.py tests/e2e
 endif
 
 # `make e2e-nightly`: issue 27's 100-namespace smoke benchmark as a test (tests/e2e/test_bench_smoke.py: the

@@ -33,6 +33,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 
+from tests.e2e.kube import list_custom
 from tests.e2e.living import Poller
 
 GROUP, VERSION, PLURAL = "aiperf.nvidia.com", "v1alpha1", "aiperfjobs"
@@ -105,10 +106,7 @@ class ControllerPush(Poller):
 
     def pass_once(self) -> None:
         """One pass over the AIPerfJobs."""
-        listed: dict[str, Any] = self._custom.list_cluster_custom_object(  # type: ignore[assignment]  # a dict
-            GROUP, VERSION, PLURAL, _request_timeout=20
-        )
-        jobs = listed.get("items") or []
+        jobs = list_custom(self._custom, GROUP, VERSION, PLURAL)["items"]
         waiting = [j for j in jobs if (j.get("status") or {}).get("phase") in ("Pending", "Queued", "Initializing")]
         if not waiting:
             return
@@ -179,10 +177,8 @@ class PhaseWatch:
         while not self._stop.is_set():
             try:
                 if version is None:
-                    listed: dict[str, Any] = self._custom.list_cluster_custom_object(  # type: ignore[assignment]
-                        GROUP, VERSION, PLURAL, _request_timeout=20
-                    )
-                    for obj in listed.get("items") or []:
+                    listed = list_custom(self._custom, GROUP, VERSION, PLURAL)
+                    for obj in listed["items"]:
                         self._see(obj)
                     version = listed["metadata"]["resourceVersion"]
                 stream = k8s_watch.Watch().stream(

@@ -58,7 +58,7 @@ class Report:
 
     def add_missing(self, part: dict[str, Any]) -> None:
         """Take the stacks, checks and scenarios of another run's report (:meth:`as_dict`) that this one lacks: a
-        pytest-xdist worker's, or make e2e's first part's."""
+        pytest-xdist worker's."""
         for key in ("stacks", "checks", "scenarios"):
             mine = getattr(self, key)
             mine.update({k: v for k, v in part.get(key, {}).items() if k not in mine})
@@ -86,19 +86,39 @@ def pytest_configure(config: pytest.Config) -> None:
     install_trap()
 
 
-#: Test files run first, longest first: ``make e2e``'s two workers (``--dist loadscope --no-loadscope-reorder``)
-#: take whole files in this order, so no long file is left for the end (the scenarios run on their own afterwards;
-#: the smoke benchmark only in ``make e2e-nightly``).
-FIRST = ("test_bench_smoke.py", "test_multikueue_e2e.py")
+#: Test files run first, longest first (their whole-file times in the fresh-clone CI runs of 2026-12-07): ``make e2e``'s
+#: two workers (``--dist loadscope --no-loadscope-reorder``) take whole files in this order, so no long file is left
+#: for the end; the files not named come next, in name order. The scenarios come last (:data:`LAST`): one class, one
+#: living cluster, about one to three minutes each, so they fill both workers to the end. The smoke benchmark runs
+#: only in ``make e2e-nightly``.
+FIRST = (
+    "test_bench_smoke.py",
+    "test_engine.py",
+    "test_engine_day_two.py",
+    "test_multikueue_e2e.py",
+    "test_engine_edits.py",
+    "test_engine_split.py",
+    "test_stacks.py",
+    "test_engine_upgrade.py",
+    "test_engine_jobset_upgrade.py",
+)
+LAST = ("test_scenarios.py",)
+
+
+def _order(item: pytest.Item) -> int:
+    name = item.path.name
+    if name in FIRST:
+        return FIRST.index(name)
+    return len(FIRST) + 1 if name in LAST else len(FIRST)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything under tests/e2e is an e2e test; the files of :data:`FIRST` go first (a stable sort: each file's
-    tests stay together and in order)."""
+    """Everything under tests/e2e is an e2e test; the files of :data:`FIRST` go first and :data:`LAST` last (a stable
+    sort: each file's tests, and each scenario's class, stay together and in order)."""
     for item in items:
         if "/e2e/" in str(item.path):
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: FIRST.index(item.path.name) if item.path.name in FIRST else len(FIRST))
+    items.sort(key=_order)
 
 
 @pytest.fixture(scope="session")
@@ -218,9 +238,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "report.json"
-    if os.environ.get("AIPERF_KUEUE_E2E_REPORT_MERGE") == "1" and path.is_file():
-        # make e2e's second part (the scenarios): the first part's records stay, and the summary shows both.
-        REPORT.add_missing(json.loads(path.read_text()))
     path.write_text(json.dumps(REPORT.as_dict(), indent=2, sort_keys=True) + "\n")
 
 

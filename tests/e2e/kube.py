@@ -10,7 +10,7 @@ program itself uses, one per thread that needs it; objects come back as plain AP
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
@@ -18,6 +18,23 @@ from kubernetes.client.exceptions import ApiException
 
 #: Seconds one request may take before the pass that made it fails (and is retried by the watcher).
 REQUEST_TIMEOUT = 20
+
+
+class CustomList(TypedDict):
+    """A list of custom objects as the API serves it: the items, and the list's ``metadata.resourceVersion``
+    (where a watch starts)."""
+
+    items: list[dict[str, Any]]
+    metadata: dict[str, Any]
+
+
+def list_custom(custom: k8s.CustomObjectsApi, group: str, version: str, plural: str) -> CustomList:
+    """Every object of ``group/version/plural`` in every namespace. The client types the answer as ``object``; for
+    a custom resource it is the decoded JSON list, a dict (an empty list may come without ``items``)."""
+    listed = custom.list_cluster_custom_object(group, version, plural, _request_timeout=REQUEST_TIMEOUT)
+    if not isinstance(listed, dict):
+        raise TypeError(f"listing {group}/{version} {plural} gave a {type(listed).__name__}, not a dict")
+    return {"items": list(listed.get("items") or []), "metadata": dict(listed.get("metadata") or {})}
 
 
 class Kube:

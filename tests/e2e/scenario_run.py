@@ -23,7 +23,6 @@ engine's default settings are proven by ``tests/e2e/test_engine.py`` and measure
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import os
@@ -42,9 +41,9 @@ from tests.e2e.bench_watch import UserSecrets
 from tests.e2e.benchmark_push import ControllerPush, PhaseWatch
 from tests.e2e.charts import ChartControllers
 from tests.e2e.cluster import LocalCluster
-from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config, skip_checkpoints
+from tests.e2e.engine import PROJECT, Engine, EngineRun, cluster_config, e2e_config
 from tests.e2e.fake_controller import ResultsServer
-from tests.e2e.kube import Kube
+from tests.e2e.kube import Kube, list_custom
 from tests.e2e.living import (
     APISERVER_ARGS,
     RunTimes,
@@ -202,10 +201,7 @@ class Observer:
         self.kube.close()
 
     def _list(self, group: str, version: str, plural: str) -> list[dict[str, Any]]:
-        body: dict[str, Any] = self.custom.list_cluster_custom_object(  # type: ignore[assignment]  # a dict
-            group, version, plural, _request_timeout=20
-        )
-        return list(body.get("items") or [])
+        return list_custom(self.custom, group, version, plural)["items"]
 
     def job_of_jobset(self) -> dict[tuple[str, str], str]:
         """(namespace, JobSet name) → the job's config name."""
@@ -375,14 +371,6 @@ class Observer:
             time.sleep(0.5)
 
 
-def _checkpoints(run: EngineRun) -> contextlib.AbstractContextManager[None]:
-    """The scenario's ``pulumi up`` settings: no per-step checkpoints unless ``AIPERF_KUEUE_E2E_CHECKPOINTS=1``
-    (the module's docstring says why)."""
-    if os.environ.get("AIPERF_KUEUE_E2E_CHECKPOINTS") == "1":
-        return contextlib.nullcontext()
-    return skip_checkpoints(run)
-
-
 def _jobs_of(plan: Plan) -> list[dict[str, Any]]:
     return [r["inputs"] for r in plan.resources if (r.get("inputs") or {}).get("kind") == "AIPerfJob"]
 
@@ -421,7 +409,10 @@ def run_scenario(
     # a revision that does not plan fails that step, as before.
     prepare = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"prepare-{scenario.name}")
     operator_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"operator-{scenario.name}")
-    engine_made = prepare.submit(Engine, binaries, out / "engine" / stack, cluster.kubeconfig, provider_version)
+    engine_made = prepare.submit(
+        Engine, binaries, out / "engine" / stack, cluster.kubeconfig, provider_version,
+        checkpoints=os.environ.get("AIPERF_KUEUE_E2E_CHECKPOINTS") == "1",
+    )
     plans = {
         step.name: prepare.submit(plan_stack, step.stack, out / "scenario-plans" / scenario.name / step.name)
         for step in scenario.steps
@@ -475,7 +466,7 @@ def run_scenario(
                         run.plan = plan
                     run_times.set(step.run_seconds)
                     up_started = time.monotonic()
-                    with UserSecrets(cluster, plan), _checkpoints(run):
+                    with UserSecrets(cluster, plan):
                         up = run.up()
                     up_seconds = time.monotonic() - up_started
                     if operator_starting is not None:

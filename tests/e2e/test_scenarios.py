@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -252,38 +252,6 @@ EXPECTED_PHASES: dict[str, dict[str, dict[str, tuple[str, tuple[str, ...]]]]] = 
 }
 
 
-@pytest.fixture(scope="module", params=SCENARIO_DIRS, ids=lambda p: p.name)
-def scenario(request: pytest.FixtureRequest, binaries: dict[str, str], aiperf_venv: Path, report: Report
-             ) -> Iterator[ScenarioResult]:
-    """The scenario, run on its own fresh living cluster; its records go to the report whatever happens."""
-    loaded = load_scenario(request.param)
-    # The project's scenarios that assert no operator phases do not wait the ~20 s 0.13.0 takes to say Queued.
-    look = 0.0 if request.param.parent == OWN and loaded.name not in EXPECTED_PHASES else OPERATOR_LOOK_SECONDS
-    result = run_scenario(
-        loaded, binaries, aiperf_venv, kueue_module=KUEUE_MODULE, jobset_module=JOBSET_MODULE,
-        provider_version=BUILD.PULUMI_KUBERNETES, out=OUT, operator_look_seconds=look,
-    )
-    report.scenarios[loaded.name] = {
-        "seconds": result.seconds,
-        "out": str(result.out),
-        "steps": [
-            {"step": s.step, "upSeconds": s.up_seconds, "settleSeconds": s.settle_seconds, "counts": s.counts(),
-             "fleet": s.fleet, "workloads": s.records}
-            for s in result.steps
-        ],
-    }
-    if result.failure:
-        pytest.fail(f"scenario {loaded.name}: {result.failure}", pytrace=False)
-    yield result
-
-
-def test_every_step_settled_with_a_record(scenario: ScenarioResult) -> None:
-    loaded = load_scenario(_dir_of(scenario))
-    assert [s.step for s in scenario.steps] == [s.name for s in loaded.steps]
-    assert sorted(p.name for p in scenario.out.glob("*.json")) == [f"{s.number}.json" for s in loaded.steps]
-    assert scenario.errors == []
-
-
 def _dir_of(result: ScenarioResult) -> Path:
     return next(d for d in SCENARIO_DIRS if d.name == result.name)
 
@@ -321,47 +289,6 @@ EXPECTED_PER_NAMESPACE: dict[str, dict[str, dict[str, list[tuple[Any, ...]]]]] =
 PREEMPTED_BY_THE_END = {"fair-sharing": ["a3", "a4"]}
 
 
-def test_outcome_as_expected(scenario: ScenarioResult) -> None:
-    if scenario.name in EXPECTED_PER_NAMESPACE:
-        by_namespace: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
-        for s in scenario.steps:
-            step = by_namespace.setdefault(s.step, {})
-            for r in s.records:
-                step.setdefault(r["namespace"], []).append(outcome(r))
-            for outcomes in step.values():
-                outcomes.sort(key=repr)
-        assert by_namespace == EXPECTED_PER_NAMESPACE[scenario.name]
-        preempted = sorted(r["job"] for r in scenario.steps[-1].records if r["preemptedCount"])
-        assert preempted == PREEMPTED_BY_THE_END[scenario.name]
-        return
-    expected = EXPECTED.get(scenario.name)
-    if expected is None:
-        assert _dir_of(scenario).parent != OWN, f"the project's scenario {scenario.name} has no expected outcome"
-        pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
-    keyed = run_keys(scenario.steps)
-    got = {s.step: {key: outcome(r) for key, r in runs.items()} for s, runs in zip(scenario.steps, keyed, strict=True)}
-    assert got == expected
-
-
-def test_operator_phases(scenario: ScenarioResult) -> None:
-    """Every AIPerfJob has the phases 0.13.0 wrote, the last one its record's ``operatorPhase``; where a scenario
-    names them, exactly those."""
-    records = [r for s in scenario.steps for r in s.records]
-    assert records, f"{scenario.name}: no record"
-    for r in records:
-        assert r["operatorPhases"], f"{r['namespace']}/{r['object']}: the watch saw no phase"
-        assert r["operatorPhases"][-1] == r["operatorPhase"], r
-    expected = EXPECTED_PHASES.get(scenario.name)
-    if expected is not None:
-        got = {
-            s.step: {key: (r["operatorPhase"], tuple(r["operatorPhases"])) for key, r in runs.items()}
-            for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)
-        }
-        # Exactly the expected phases, or, for a run expected Running, those followed by 0.13.0's known rollback to
-        # Initializing (scenario_run.rolled_back, docs/e2e.md): the one difference its race can make, and no other.
-        assert unexpected_phases(got, expected) == {}
-
-
 #: Per scenario, step and run: a benchmark whose pods all Succeeded, its operator phase and phases. AIPerf 0.13.0
 #: fetches its results from the controller (the one faked piece, tests/e2e/fake_controller.py), stores them, deletes the
 #: JobSet and says Completed; the record keeps the Workload and pods as they were before that deletion.
@@ -370,61 +297,6 @@ EXPECTED_COMPLETED: dict[str, dict[str, dict[str, tuple[str, tuple[str, ...]]]]]
     "completion-frees-quota": {"02-second": {"first": ("Completed", COMPLETED)}},
     "capacity-grows": {"04-shrink": {"j1": ("Completed", COMPLETED)}},
 }
-
-
-def test_finished_benchmarks_complete(scenario: ScenarioResult) -> None:
-    """A run whose pods all Succeeded ends ``Completed``, after the operator fetched its results: the metrics, the
-    list, and each file, from its own controller's name; its JobSet is gone, its record kept. No other run does."""
-    if _dir_of(scenario).parent != OWN:
-        pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
-    expected = EXPECTED_COMPLETED.get(scenario.name, {})
-    keyed = {s.step: runs for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)}
-    got = {
-        step: {
-            key: (r["operatorPhase"], tuple(r["operatorPhases"]))
-            for key, r in runs.items()
-            if r["operatorPhase"] == "Completed"
-        }
-        for step, runs in keyed.items()
-    }
-    assert {step: runs for step, runs in got.items() if runs} == expected
-    served = (scenario.out / "results-served.txt").read_text().splitlines()
-    for step, runs in expected.items():
-        for key in runs:
-            record = keyed[step][key]
-            # 0.13.0 names the JobSet aiperf-<AIPerfJob>; its controller pod's name under the JobSet's service.
-            jobset = f"aiperf-{record['object']}"
-            host = f"{jobset}-controller-0-0.{jobset}.{record['namespace']}.svc.cluster.local"
-            ok = {line.split(" ")[1] for line in served if line.startswith(f"{host} ") and line.endswith(" 200")}
-            # The list and both exports (0.13.0 reads the metrics from the JSON export; it may ask /api/metrics too).
-            assert ok - {"/api/metrics"} == {
-                "/api/results/files/profile_export_aiperf.csv",
-                "/api/results/files/profile_export_aiperf.json",
-                "/api/results/list",
-            }, served
-            # Retained in the operator's results directory (<namespace>/<job>/<epoch>/), as fetched.
-            kept = sorted(
-                (OUT / "clusters" / f"scenario-{scenario.name}" / "operator-results" / record["namespace"])
-                .glob(f"{record['object']}/*/profile_export_aiperf.json")
-            )
-            assert len(kept) == 1, kept
-            assert json.loads(kept[0].read_text())["metrics"] == {
-                "request_count": {"tag": "request_count", "unit": "requests", "avg": 0}
-            }
-
-
-def test_each_run_is_one_object(scenario: ScenarioResult) -> None:
-    """Each run keeps one AIPerfJob name, ``<job>-<6 hex>`` (the spec digest), for the whole scenario, and an edited
-    job's new run is another object beside the old one."""
-    objects: dict[str, set[str]] = {}
-    for runs in run_keys(scenario.steps):
-        for key, r in runs.items():
-            assert re.fullmatch(rf"{re.escape(r['job'])}-[0-9a-f]{{6}}", r["object"]), r["object"]
-            objects.setdefault(key, set()).add(r["object"])
-    assert objects, f"{scenario.name}: no record"
-    assert {k: len(v) for k, v in objects.items()} == dict.fromkeys(objects, 1)
-    if scenario.name == "edit-while-running":
-        assert sorted(objects) == ["latency", "latency#2"]
 
 
 def _no_namespaces(index: int, name: str) -> str:
@@ -589,22 +461,6 @@ PLAN_WARNINGS: dict[str, dict[str, dict[str, dict[str, dict[str, Any]]]]] = {
 }
 
 
-def test_plan_warnings_come_true(scenario: ScenarioResult) -> None:
-    """Each step's plan warnings are the listed ones, and the records show each one's claim."""
-    if _dir_of(scenario).parent != OWN:
-        pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
-    expected = PLAN_WARNINGS.get(scenario.name, {})
-    plans = OUT / "scenario-plans" / scenario.name
-    for step in scenario.steps:
-        printed = [w for w in load_plan(plans / step.step).data["warnings"] if w != NO_CLUSTER_WARNING]
-        claims = expected.get(step.step, {})
-        assert printed == list(claims), step.step
-        records = {r["job"]: r for r in step.records}
-        for warning, shows in claims.items():
-            for job, fields in shows.items():
-                assert {k: records[job][k] for k in fields} == fields, (step.step, job, warning)
-
-
 #: Where the simulator cannot agree with the living cluster: per scenario, the exact disagreements and why
 #: (docs/simulate.md, "Checked against the living cluster"). Every other field of every step must agree.
 KNOWN_DIFFERENCES: dict[str, list[str]] = {
@@ -619,24 +475,190 @@ KNOWN_DIFFERENCES: dict[str, list[str]] = {
     ],
 }
 
+class ScenarioChecks:
+    """What every scenario is checked for. Not collected itself: :func:`_one_class_per_scenario` makes a ``Test…``
+    subclass per scenario directory, so that ``make e2e``'s pytest-xdist workers (``--dist loadscope``, which gives a
+    worker a whole class at a time) run each scenario, its one living cluster and all its checks, on one worker,
+    and two scenarios at a time on two."""
 
-def test_the_simulator_predicts_the_records(scenario: ScenarioResult) -> None:
-    """``aiperf-kueue simulate --scenario`` on the same scenario predicts each step's records (offline, after the
-    scenario's run wrote them): admitted, clusterQueue, flavors, preemptedCount and finished of every job."""
-    assert sorted(p.name for p in scenario.out.glob("*.json")), f"no records in {scenario.out}"
-    # Where Kueue picks among equal jobs by arrival order (EXPECTED_PER_NAMESPACE), per namespace as a set.
-    interchangeable = scenario.name in EXPECTED_PER_NAMESPACE
-    differences = prediction_differences(_dir_of(scenario), scenario.out, interchangeable=interchangeable)
-    assert differences == KNOWN_DIFFERENCES.get(scenario.name, [])
+    #: The scenario's directory (set on each generated subclass).
+    directory: ClassVar[Path]
 
-
-def test_explain_names_every_waiting_job(scenario: ScenarioResult) -> None:
-    """At every step, ``aiperf-kueue explain``'s reading of the living cluster's objects (the ones the records were
-    made from) gives one line for each job the records show waiting (not admitted, not finished), none for the
-    others, each with a reason."""
-    for step in scenario.steps:
-        waiting = sorted(
-            f"{r['namespace']}/{r['job']}" for r in step.records if not r["admitted"] and not r["finished"]
+    @pytest.fixture(scope="class")
+    def scenario(
+        self, request: pytest.FixtureRequest, binaries: dict[str, str], aiperf_venv: Path, report: Report
+    ) -> Iterator[ScenarioResult]:
+        """The scenario, run on its own fresh living cluster; its records go to the report whatever happens."""
+        directory: Path = request.cls.directory
+        loaded = load_scenario(directory)
+        # The project's scenarios that assert no operator phases do not wait the ~20 s 0.13.0 takes to say Queued.
+        look = 0.0 if directory.parent == OWN and loaded.name not in EXPECTED_PHASES else OPERATOR_LOOK_SECONDS
+        result = run_scenario(
+            loaded, binaries, aiperf_venv, kueue_module=KUEUE_MODULE, jobset_module=JOBSET_MODULE,
+            provider_version=BUILD.PULUMI_KUBERNETES, out=OUT, operator_look_seconds=look,
         )
-        assert sorted(line.split(":", 1)[0] for line in step.explain) == waiting, step.explain
-        assert all(len(line.split(": ", 2)) == 3 and line.split(": ", 2)[2] for line in step.explain), step.explain
+        report.scenarios[loaded.name] = {
+            "seconds": result.seconds,
+            "out": str(result.out),
+            "steps": [
+                {"step": s.step, "upSeconds": s.up_seconds, "settleSeconds": s.settle_seconds, "counts": s.counts(),
+                 "fleet": s.fleet, "workloads": s.records}
+                for s in result.steps
+            ],
+        }
+        if result.failure:
+            pytest.fail(f"scenario {loaded.name}: {result.failure}", pytrace=False)
+        yield result
+
+    def test_every_step_settled_with_a_record(self, scenario: ScenarioResult) -> None:
+        loaded = load_scenario(_dir_of(scenario))
+        assert [s.step for s in scenario.steps] == [s.name for s in loaded.steps]
+        assert sorted(p.name for p in scenario.out.glob("*.json")) == [f"{s.number}.json" for s in loaded.steps]
+        assert scenario.errors == []
+
+    def test_outcome_as_expected(self, scenario: ScenarioResult) -> None:
+        if scenario.name in EXPECTED_PER_NAMESPACE:
+            by_namespace: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
+            for s in scenario.steps:
+                step = by_namespace.setdefault(s.step, {})
+                for r in s.records:
+                    step.setdefault(r["namespace"], []).append(outcome(r))
+                for outcomes in step.values():
+                    outcomes.sort(key=repr)
+            assert by_namespace == EXPECTED_PER_NAMESPACE[scenario.name]
+            preempted = sorted(r["job"] for r in scenario.steps[-1].records if r["preemptedCount"])
+            assert preempted == PREEMPTED_BY_THE_END[scenario.name]
+            return
+        expected = EXPECTED.get(scenario.name)
+        if expected is None:
+            assert _dir_of(scenario).parent != OWN, f"the project's scenario {scenario.name} has no expected outcome"
+            pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
+        keyed = run_keys(scenario.steps)
+        got = {
+            s.step: {key: outcome(r) for key, r in runs.items()}
+            for s, runs in zip(scenario.steps, keyed, strict=True)
+        }
+        assert got == expected
+
+    def test_operator_phases(self, scenario: ScenarioResult) -> None:
+        """Every AIPerfJob has the phases 0.13.0 wrote, the last one its record's ``operatorPhase``; where a scenario
+        names them, exactly those."""
+        records = [r for s in scenario.steps for r in s.records]
+        assert records, f"{scenario.name}: no record"
+        for r in records:
+            assert r["operatorPhases"], f"{r['namespace']}/{r['object']}: the watch saw no phase"
+            assert r["operatorPhases"][-1] == r["operatorPhase"], r
+        expected = EXPECTED_PHASES.get(scenario.name)
+        if expected is not None:
+            got = {
+                s.step: {key: (r["operatorPhase"], tuple(r["operatorPhases"])) for key, r in runs.items()}
+                for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)
+            }
+            # Exactly the expected phases, or, for a run expected Running, those followed by 0.13.0's known rollback to
+            # Initializing (scenario_run.rolled_back, docs/e2e.md): the one difference its race can make, and no other.
+            assert unexpected_phases(got, expected) == {}
+
+    def test_finished_benchmarks_complete(self, scenario: ScenarioResult) -> None:
+        """A run whose pods all Succeeded ends ``Completed``, after the operator fetched its results: the metrics, the
+        list, and each file, from its own controller's name; its JobSet is gone, its record kept. No other run does."""
+        if _dir_of(scenario).parent != OWN:
+            pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
+        expected = EXPECTED_COMPLETED.get(scenario.name, {})
+        keyed = {s.step: runs for s, runs in zip(scenario.steps, run_keys(scenario.steps), strict=True)}
+        got = {
+            step: {
+                key: (r["operatorPhase"], tuple(r["operatorPhases"]))
+                for key, r in runs.items()
+                if r["operatorPhase"] == "Completed"
+            }
+            for step, runs in keyed.items()
+        }
+        assert {step: runs for step, runs in got.items() if runs} == expected
+        served = (scenario.out / "results-served.txt").read_text().splitlines()
+        for step, runs in expected.items():
+            for key in runs:
+                record = keyed[step][key]
+                # 0.13.0 names the JobSet aiperf-<AIPerfJob>; its controller pod's name under the JobSet's service.
+                jobset = f"aiperf-{record['object']}"
+                host = f"{jobset}-controller-0-0.{jobset}.{record['namespace']}.svc.cluster.local"
+                ok = {line.split(" ")[1] for line in served if line.startswith(f"{host} ") and line.endswith(" 200")}
+                # The list and both exports (0.13.0 reads the metrics from the JSON export; it may ask
+                # /api/metrics too).
+                assert ok - {"/api/metrics"} == {
+                    "/api/results/files/profile_export_aiperf.csv",
+                    "/api/results/files/profile_export_aiperf.json",
+                    "/api/results/list",
+                }, served
+                # Retained in the operator's results directory (<namespace>/<job>/<epoch>/), as fetched.
+                kept = sorted(
+                    (OUT / "clusters" / f"scenario-{scenario.name}" / "operator-results" / record["namespace"])
+                    .glob(f"{record['object']}/*/profile_export_aiperf.json")
+                )
+                assert len(kept) == 1, kept
+                assert json.loads(kept[0].read_text())["metrics"] == {
+                    "request_count": {"tag": "request_count", "unit": "requests", "avg": 0}
+                }
+
+    def test_each_run_is_one_object(self, scenario: ScenarioResult) -> None:
+        """Each run keeps one AIPerfJob name, ``<job>-<6 hex>`` (the spec digest), for the whole scenario, and an edited
+        job's new run is another object beside the old one."""
+        objects: dict[str, set[str]] = {}
+        for runs in run_keys(scenario.steps):
+            for key, r in runs.items():
+                assert re.fullmatch(rf"{re.escape(r['job'])}-[0-9a-f]{{6}}", r["object"]), r["object"]
+                objects.setdefault(key, set()).add(r["object"])
+        assert objects, f"{scenario.name}: no record"
+        assert {k: len(v) for k, v in objects.items()} == dict.fromkeys(objects, 1)
+        if scenario.name == "edit-while-running":
+            assert sorted(objects) == ["latency", "latency#2"]
+
+    def test_plan_warnings_come_true(self, scenario: ScenarioResult) -> None:
+        """Each step's plan warnings are the listed ones, and the records show each one's claim."""
+        if _dir_of(scenario).parent != OWN:
+            pytest.skip(f"{scenario.name}: a scenario from SCENARIOS, records only")
+        expected = PLAN_WARNINGS.get(scenario.name, {})
+        plans = OUT / "scenario-plans" / scenario.name
+        for step in scenario.steps:
+            printed = [w for w in load_plan(plans / step.step).data["warnings"] if w != NO_CLUSTER_WARNING]
+            claims = expected.get(step.step, {})
+            assert printed == list(claims), step.step
+            records = {r["job"]: r for r in step.records}
+            for warning, shows in claims.items():
+                for job, fields in shows.items():
+                    assert {k: records[job][k] for k in fields} == fields, (step.step, job, warning)
+
+    def test_the_simulator_predicts_the_records(self, scenario: ScenarioResult) -> None:
+        """``aiperf-kueue simulate --scenario`` on the same scenario predicts each step's records (offline, after the
+        scenario's run wrote them): admitted, clusterQueue, flavors, preemptedCount and finished of every job."""
+        assert sorted(p.name for p in scenario.out.glob("*.json")), f"no records in {scenario.out}"
+        # Where Kueue picks among equal jobs by arrival order (EXPECTED_PER_NAMESPACE), per namespace as a set.
+        interchangeable = scenario.name in EXPECTED_PER_NAMESPACE
+        differences = prediction_differences(_dir_of(scenario), scenario.out, interchangeable=interchangeable)
+        assert differences == KNOWN_DIFFERENCES.get(scenario.name, [])
+
+    def test_explain_names_every_waiting_job(self, scenario: ScenarioResult) -> None:
+        """At every step, ``aiperf-kueue explain``'s reading of the living cluster's objects (the ones the records were
+        made from) gives one line for each job the records show waiting (not admitted, not finished), none for the
+        others, each with a reason."""
+        for step in scenario.steps:
+            waiting = sorted(
+                f"{r['namespace']}/{r['job']}" for r in step.records if not r["admitted"] and not r["finished"]
+            )
+            assert sorted(line.split(":", 1)[0] for line in step.explain) == waiting, step.explain
+            assert all(len(line.split(": ", 2)) == 3 and line.split(": ", 2)[2] for line in step.explain), step.explain
+
+
+def _one_class_per_scenario() -> dict[str, type[ScenarioChecks]]:
+    """``TestScenario_<name>`` per scenario directory (its name's other characters as ``_``), in SCENARIO_DIRS' order.
+    A class, not a parameter, per scenario: pytest-xdist's ``loadscope`` keeps a class on one worker, while its
+    ``loadgroup`` (the groups of one module's parameters) groups nothing under pytest 9.2 (docs/e2e.md)."""
+    classes: dict[str, type[ScenarioChecks]] = {}
+    for directory in SCENARIO_DIRS:
+        name = "TestScenario_" + re.sub(r"\W", "_", directory.name)
+        if name in classes:  # two directories whose names differ only in punctuation
+            name += f"_{len(classes)}"
+        classes[name] = type(name, (ScenarioChecks,), {"directory": directory, "__doc__": f"Scenario {directory}."})
+    return classes
+
+
+globals().update(_one_class_per_scenario())
