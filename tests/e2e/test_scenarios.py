@@ -485,11 +485,12 @@ class ScenarioChecks:
     directory: ClassVar[Path]
 
     @pytest.fixture(scope="class")
+    @classmethod
     def scenario(
-        self, request: pytest.FixtureRequest, binaries: dict[str, str], aiperf_venv: Path, report: Report
+        cls, binaries: dict[str, str], aiperf_venv: Path, report: Report
     ) -> Iterator[ScenarioResult]:
         """The scenario, run on its own fresh living cluster; its records go to the report whatever happens."""
-        directory: Path = request.cls.directory
+        directory = cls.directory
         loaded = load_scenario(directory)
         # The project's scenarios that assert no operator phases do not wait the ~20 s 0.13.0 takes to say Queued.
         look = 0.0 if directory.parent == OWN and loaded.name not in EXPECTED_PHASES else OPERATOR_LOOK_SECONDS
