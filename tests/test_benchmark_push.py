@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.benchmark_push import next_push, phases_until
-from tests.e2e.scenario_run import rolled_back, unexpected_phases
+from tests.e2e.scenario_run import evicting, rolled_back, unexpected_phases
 
 
 def _pod(role: str, phase: str, *, deleting: bool = False) -> dict[str, Any]:
@@ -113,3 +113,28 @@ WAIT = ("Queued", ("Pending", "Queued"))
 )
 def test_phases_as_expected_or_rolled_back(got: dict[str, Any], wrong: dict[str, Any]) -> None:
     assert unexpected_phases(got, {"01": {"a": RUN, "b": WAIT}}) == wrong
+
+
+def _workload(**conditions: str) -> dict[str, Any]:
+    return {"status": {"conditions": [
+        {"type": kind, "status": status, "reason": "InCohortReclamation" if kind == "Evicted" else "X"}
+        for kind, status in conditions.items()
+    ]}}
+
+
+@pytest.mark.parametrize(
+    ("workload", "why"),
+    [
+        # Preempted, the JobSet not stopped yet: Kueue still counts its quota, the preemptor waits. On its way.
+        (_workload(QuotaReserved="True", Admitted="True", Evicted="True", Preempted="True"),
+         "evicted (InCohortReclamation), its quota not released yet"),
+        # The quota released: the workload waits like any other.
+        (_workload(QuotaReserved="False", Admitted="False", Evicted="True", Preempted="True"), None),
+        # Readmitted: SetQuotaReservation reset Evicted to False.
+        (_workload(QuotaReserved="True", Admitted="True", Evicted="False", Preempted="False"), None),
+        (_workload(QuotaReserved="True", Admitted="True"), None),
+        ({}, None),
+    ],
+)
+def test_an_evicted_workload_holding_quota_is_on_its_way(workload: dict[str, Any], why: str | None) -> None:
+    assert evicting(workload) == why

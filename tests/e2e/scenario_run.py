@@ -174,6 +174,18 @@ def _true(obj: Mapping[str, Any], kind: str) -> bool:
     return (_condition(obj, kind) or {}).get("status") == "True"
 
 
+def evicting(workload: Mapping[str, Any]) -> str | None:
+    """Why a Workload still holds quota that Kueue has taken back, or None. Kueue 0.19 marks a preempted Workload
+    ``Evicted`` (and ``Preempted``) at once, but releases its quota (``QuotaReserved``, ``Admitted`` False) only when
+    the JobSet is suspended and its pods are gone; ``SetQuotaReservation`` resets ``Evicted`` on readmission. Until
+    then the pods still read Running and the preemptor waits: a pause that can outlast :data:`QUIET_SECONDS` on a
+    loaded machine (a CI run settled ``fair-sharing`` there, between the preemption and the preemptor's admission)."""
+    if not (_true(workload, "Evicted") and _true(workload, "QuotaReserved")):
+        return None
+    reason = (_condition(workload, "Evicted") or {}).get("reason") or "Evicted"
+    return f"evicted ({reason}), its quota not released yet"
+
+
 class Observer:
     """Reads AIPerfJobs, Workloads and benchmark pods through the ``kubernetes`` client and makes the records."""
 
@@ -303,6 +315,9 @@ class Observer:
                 busy.append(f"{key}: finished, operator phase {phase}: its results fetch is on its way")
             if not workload and phase not in FINAL_PHASES:
                 busy.append(f"{key}: no Workload yet (operator phase {phase})")
+            why_evicting = evicting(workload)
+            if why_evicting:
+                busy.append(f"{key}: {why_evicting}")
             pods_wanted = sum(int(p.get("count", 0)) for p in (workload.get("spec") or {}).get("podSets") or [])
             if admitted and not finished and running < pods_wanted:
                 why = sorted(
