@@ -19,6 +19,7 @@ from components.installs import (
     PVC_TYPE,
     SECRET_TYPE,
     SERVICE_TYPE,
+    chart_transforms,
     leave_cert_data,
     protect_crds,
     retain_volumes,
@@ -110,7 +111,8 @@ def _transforms(monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], secrets
     new_resource = engine._Recorder.new_resource
 
     def recording(self: Any, args: Any) -> Any:
-        seen[args.name] = list(args.transforms)
+        # Each chart carries one ChartTransform; its steps are the transforms it applies, in order.
+        seen[args.name] = [step for t in args.transforms for step in getattr(t, "steps", (t,))]
         return new_resource(self, args)
 
     monkeypatch.setattr(engine._Recorder, "new_resource", recording)
@@ -156,3 +158,23 @@ def test_the_offline_engine_asks_a_charts_transforms_whether_its_crds_are_protec
         if r["type"] == "kubernetes:helm.sh/v4:Chart"
     }
     assert charts == {"kueue-chart": True, "jobset-chart": False, "operator-chart": True}
+
+
+def test_a_chart_carries_one_transform_that_applies_each_in_order() -> None:
+    # One callback per child instead of four: the engine hands each transform the child's whole inputs.
+    (keep_and_protect,) = chart_transforms(True)
+    (keep,) = chart_transforms(False)
+    crd = keep_and_protect(_args(CRD_TYPE, ignore_changes=["spec.conversion"]))
+    assert crd is not None
+    assert (crd.opts.protect, crd.opts.ignore_changes) == (True, ["spec.conversion"])
+    assert keep(_args(CRD_TYPE)) is None
+    volume = keep(_args(PVC_TYPE))
+    assert volume is not None
+    assert (volume.opts.retain_on_delete, volume.opts.protect) == (True, None)
+    service = keep_and_protect(_args(SERVICE_TYPE))
+    assert service is not None
+    assert service.props["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    assert keep_and_protect(_args(DEPLOYMENT_TYPE)) is None
+    # The same two instances for every chart: a stack registers at most two transform callbacks.
+    assert chart_transforms(True) == [keep_and_protect]
+    assert chart_transforms(True)[0] is keep_and_protect

@@ -33,7 +33,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 
-from tests.e2e.kube import list_custom
+from tests.e2e.kube import list_custom, read_list
 from tests.e2e.living import Poller
 
 GROUP, VERSION, PLURAL = "aiperf.nvidia.com", "v1alpha1", "aiperfjobs"
@@ -82,7 +82,6 @@ class ControllerPush(Poller):
         super().__init__()
         self.kubeconfig = kubeconfig
         self._api = _client(kubeconfig)
-        self._core = k8s.CoreV1Api(self._api)
         self._custom = k8s.CustomObjectsApi(self._api)
         self.pushed: list[str] = []
         """``namespace/name: subPhase`` of each push, in order."""
@@ -110,8 +109,7 @@ class ControllerPush(Poller):
         waiting = [j for j in jobs if (j.get("status") or {}).get("phase") in ("Pending", "Queued", "Initializing")]
         if not waiting:
             return
-        pods = self._core.list_pod_for_all_namespaces(label_selector=JOBSET_LABEL, _request_timeout=20).items
-        plain = [self._api.sanitize_for_serialization(p) for p in pods]
+        plain = read_list(self._api, "/api/v1/pods", {"labelSelector": JOBSET_LABEL})["items"]
         for job in waiting:
             meta = job["metadata"]
             jobset = (job.get("status") or {}).get("jobSetName")

@@ -335,23 +335,21 @@ class RunTimes(Poller):
         if not seconds:
             return
         jobs = self._job_of_jobset()
-        # The client's models type every field optional; a listed pod has its metadata and status.
-        pods: list[Any] = self._kube.core.list_pod_for_all_namespaces(
-            label_selector="jobset.sigs.k8s.io/jobset-name", _request_timeout=20
-        ).items
-        for pod in pods:
-            meta = pod.metadata
-            if RUN_UNTIL in (meta.annotations or {}) or pod.status.phase != "Running" or not pod.status.start_time:
+        for pod in self._kube.pods_labelled("jobset.sigs.k8s.io/jobset-name"):
+            meta, status = pod["metadata"], pod.get("status") or {}
+            annotations, labels = meta.get("annotations") or {}, meta.get("labels") or {}
+            if RUN_UNTIL in annotations or status.get("phase") != "Running" or not status.get("startTime"):
                 continue
-            job = jobs.get((meta.namespace, meta.labels.get("jobset.sigs.k8s.io/jobset-name", "")))
+            job = jobs.get((meta["namespace"], labels.get("jobset.sigs.k8s.io/jobset-name", "")))
             if job is None or job not in seconds:
                 continue
-            until = pod.status.start_time + datetime.timedelta(seconds=seconds[job])
+            started = datetime.datetime.fromisoformat(status["startTime"].replace("Z", "+00:00"))
+            until = started + datetime.timedelta(seconds=seconds[job])
             stamp = until.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             self._kube.core.patch_namespaced_pod(
-                meta.name, meta.namespace, {"metadata": {"annotations": {RUN_UNTIL: stamp}}}, _request_timeout=20
+                meta["name"], meta["namespace"], {"metadata": {"annotations": {RUN_UNTIL: stamp}}}, _request_timeout=20
             )
-            self.annotated[f"{meta.namespace}/{meta.name}"] = stamp
+            self.annotated[f"{meta['namespace']}/{meta['name']}"] = stamp
 
 
 def pods_by_jobset(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:

@@ -234,14 +234,9 @@ class Observer:
             for owner in w["metadata"].get("ownerReferences") or []:
                 if owner.get("kind") == "JobSet":
                     by_owner[(w["metadata"]["namespace"], owner["name"])] = w
-        pods = [
-            self.kube._plain(p)
-            for p in self.kube.core.list_pod_for_all_namespaces(
-                label_selector="jobset.sigs.k8s.io/jobset-name", _request_timeout=20
-            ).items
-        ]
+        pods = self.kube.pods_labelled("jobset.sigs.k8s.io/jobset-name")
         pods_of = pods_by_jobset(pods)
-        nodes = {n.metadata.name for n in self.kube.core.list_node(_request_timeout=20).items if n.metadata}
+        nodes = self.kube.node_names()
         # explain's view of the same moment: why each waiting job waits (aiperf_kueue.simulate.explain).
         self.explained = [
             e.line()
