@@ -19,6 +19,7 @@ from components.installs import (
     PVC_TYPE,
     SECRET_TYPE,
     SERVICE_TYPE,
+    ChartTransform,
     chart_transforms,
     leave_cert_data,
     protect_crds,
@@ -164,6 +165,8 @@ def test_a_chart_carries_one_transform_that_applies_each_in_order() -> None:
     # One callback per child instead of four: the engine hands each transform the child's whole inputs.
     (keep_and_protect,) = chart_transforms(True)
     (keep,) = chart_transforms(False)
+    assert isinstance(keep_and_protect, ChartTransform)
+    assert isinstance(keep, ChartTransform)
     crd = keep_and_protect(_args(CRD_TYPE, ignore_changes=["spec.conversion"]))
     assert crd is not None
     assert (crd.opts.protect, crd.opts.ignore_changes) == (True, ["spec.conversion"])
@@ -173,7 +176,9 @@ def test_a_chart_carries_one_transform_that_applies_each_in_order() -> None:
     assert (volume.opts.retain_on_delete, volume.opts.protect) == (True, None)
     service = keep_and_protect(_args(SERVICE_TYPE))
     assert service is not None
-    assert service.props["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    metadata = service.props["metadata"]
+    assert isinstance(metadata, dict)
+    assert metadata["annotations"] == {"pulumi.com/skipAwait": "true"}
     assert keep_and_protect(_args(DEPLOYMENT_TYPE)) is None
     # The same two instances for every chart: a stack registers at most two transform callbacks.
     assert chart_transforms(True) == [keep_and_protect]
