@@ -58,7 +58,10 @@ def read_json(api: k8s.ApiClient, path: str, query: Mapping[str, str] | None = N
 def read_list(api: k8s.ApiClient, path: str, query: Mapping[str, str] | None = None) -> CustomList:
     """A list ``path`` serves: its items and its metadata (an empty list may come without ``items``); a 404 (the
     kind is not served yet) is an empty list."""
-    listed = read_json(api, path, query) or {}
+    return _as_list(read_json(api, path, query) or {})
+
+
+def _as_list(listed: Mapping[str, Any]) -> CustomList:
     return {"items": list(listed.get("items") or []), "metadata": dict(listed.get("metadata") or {})}
 
 
@@ -68,7 +71,7 @@ def list_custom(custom: k8s.CustomObjectsApi, group: str, version: str, plural: 
     if listed is None:
         # As the typed call did: a kind not served is an error, not an empty list.
         raise ApiException(status=404, reason=f"{group}/{version} {plural} not served")
-    return {"items": list(listed.get("items") or []), "metadata": dict(listed.get("metadata") or {})}
+    return _as_list(listed)
 
 
 class Kube:
